@@ -1,0 +1,49 @@
+"""The Store contract, the recording proxy and the built-in stores.
+
+A vendor implements :class:`Store` (and the small Protocol of each optional
+capability it declares); the kit opens stores by URL with :func:`open_store`.
+"""
+
+from memconform.adapters.contract import (
+    CAPABILITY_METHODS,
+    Capability,
+    CommitFlagsStore,
+    ConflictError,
+    DuplicateIdError,
+    ErrorsStore,
+    KnowledgeStore,
+    StateStore,
+    Store,
+    StoreError,
+    TurnRecordsStore,
+    UnsupportedValueError,
+)
+from memconform.adapters.proxy import AdapterContractError, AdapterTimeoutError, RecordingStore
+from memconform.adapters.registry import StoreURLError, open_store, redact_url
+from memconform.values import ErrorRecord, Fact, Message, StateEntry, TurnRecord
+
+__all__ = [
+    "CAPABILITY_METHODS",
+    "AdapterContractError",
+    "AdapterTimeoutError",
+    "Capability",
+    "CommitFlagsStore",
+    "ConflictError",
+    "DuplicateIdError",
+    "ErrorRecord",
+    "ErrorsStore",
+    "Fact",
+    "KnowledgeStore",
+    "Message",
+    "RecordingStore",
+    "StateEntry",
+    "StateStore",
+    "Store",
+    "StoreError",
+    "StoreURLError",
+    "TurnRecord",
+    "TurnRecordsStore",
+    "UnsupportedValueError",
+    "open_store",
+    "redact_url",
+]

@@ -1,0 +1,202 @@
+"""The Store contract: what a store implements to be certified.
+
+A store is any object with the methods below; nothing is inherited. Each method
+may be plain or ``async def``; the kit awaits what needs awaiting. Every sentence
+of a method's docstring is a rule that a scenario of the ``store`` profile checks.
+
+The required part is :class:`Store`. Each optional capability is its own small
+Protocol; a store declares in ``capabilities`` the names it implements and keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
+
+__all__ = [
+    "CAPABILITY_METHODS",
+    "Capability",
+    "CommitFlagsStore",
+    "ConflictError",
+    "DuplicateIdError",
+    "ErrorsStore",
+    "KnowledgeStore",
+    "StateStore",
+    "Store",
+    "StoreError",
+    "TurnRecordsStore",
+    "UnsupportedValueError",
+]
+
+
+class Capability(StrEnum):
+    """Names a store may declare. ``core`` is implied and never declared."""
+
+    COMMIT_FLAGS = "commit-flags"
+    ERRORS = "errors"
+    TURN_RECORDS = "turn-records"
+    STATE = "state"
+    KNOWLEDGE = "knowledge"
+    DURABLE = "durable"
+    ATOMIC_BATCH = "atomic-batch"
+    CONCURRENT_WRITERS = "concurrent-writers"
+
+
+CAPABILITY_METHODS: dict[Capability, tuple[str, ...]] = {
+    Capability.COMMIT_FLAGS: ("set_committed",),
+    Capability.ERRORS: ("record_error", "errors"),
+    Capability.TURN_RECORDS: ("append_record", "records"),
+    Capability.STATE: ("read_state", "write_state"),
+    Capability.KNOWLEDGE: ("put_fact", "get_fact", "facts", "forget"),
+    Capability.DURABLE: (),
+    Capability.ATOMIC_BATCH: (),
+    Capability.CONCURRENT_WRITERS: (),
+}
+"""Methods a store must have when it declares each capability."""
+
+
+class StoreError(Exception):
+    """A store refused a write. Raising it (or a subclass) where a rule requires a
+    rejection is conformant; raising it where a rule requires success is not."""
+
+
+class DuplicateIdError(StoreError):
+    """An append repeated a message id already stored in the thread (or inside the batch)."""
+
+
+class ConflictError(StoreError):
+    """A compare-and-set write named a version that is not the stored one."""
+
+
+class UnsupportedValueError(StoreError):
+    """The store cannot hold a value exactly (for example NUL in PostgreSQL text,
+    or a lone surrogate) and refuses it rather than altering it."""
+
+
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The required part of every store (class ``core``)."""
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The capability names this store declares (see :class:`Capability`)."""
+        ...
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None | Awaitable[None]:
+        """Store one ordered batch of messages atomically: all of it or none of it.
+
+        Order within and across batches is append order, never a caller timestamp.
+        An empty batch stores nothing and succeeds. A batch that repeats an id
+        already stored in the thread, or repeats an id within itself, raises
+        ``DuplicateIdError`` and stores nothing. Text the store cannot hold
+        exactly raises ``UnsupportedValueError`` and stores nothing. A failed
+        append raises; it never silently drops or half-writes.
+        """
+        ...
+
+    def messages(
+        self, thread_id: str, limit: int | None = None
+    ) -> list[Message] | Awaitable[list[Message]]:
+        """Return the thread's stored committed messages, oldest first.
+
+        ``limit=N`` gives the newest N, still oldest first; ``0`` gives ``[]``; a
+        negative limit raises ``ValueError``; ``None`` gives all, never silently
+        capped. An unknown thread gives ``[]``. Threads never see each other's
+        messages. The result is a copy: changing it changes nothing stored.
+        """
+        ...
+
+
+class CommitFlagsStore(Protocol):
+    """Capability ``commit-flags``: document 001's visibility flag."""
+
+    def set_committed(
+        self, thread_id: str, message_ids: Sequence[str], committed: bool
+    ) -> None | Awaitable[None]:
+        """Set the committed flag of the named messages; unknown ids raise ``KeyError``.
+
+        Uncommitted messages keep their place in the order and are left out of
+        ``messages()`` unless ``include_uncommitted=True`` is passed.
+        """
+        ...
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message] | Awaitable[list[Message]]:
+        """As :meth:`Store.messages`; with ``include_uncommitted`` the window counts
+        uncommitted messages too, otherwise it is taken over committed ones only."""
+        ...
+
+
+class ErrorsStore(Protocol):
+    """Capability ``errors``: failure records kept apart from the transcript."""
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None | Awaitable[None]:
+        """Keep one error record for the thread. It never appears in ``messages()``
+        and never changes what ``messages()`` returns."""
+        ...
+
+    def errors(self, thread_id: str) -> list[ErrorRecord] | Awaitable[list[ErrorRecord]]:
+        """The thread's error records in the order they were recorded."""
+        ...
+
+
+class TurnRecordsStore(Protocol):
+    """Capability ``turn-records``: document 002's execution records."""
+
+    def append_record(self, record: TurnRecord) -> None | Awaitable[None]:
+        """Keep one turn record exactly as given, child usage included unchanged."""
+        ...
+
+    def records(
+        self, thread_id: str | None = None
+    ) -> list[TurnRecord] | Awaitable[list[TurnRecord]]:
+        """All records in append order, or only the named thread's."""
+        ...
+
+
+class StateStore(Protocol):
+    """Capability ``state``: working state with compare-and-set versions."""
+
+    def read_state(
+        self, scope: str, key: str
+    ) -> StateEntry | None | Awaitable[StateEntry | None]:
+        """The current entry of ``key`` in ``scope`` (one job's working state), or
+        ``None`` when the key was never written there."""
+        ...
+
+    def write_state(
+        self, scope: str, key: str, value: JSONValue, expected_version: int | None
+    ) -> StateEntry | Awaitable[StateEntry]:
+        """Write ``value`` if the stored version equals ``expected_version``
+        (``None`` means the key must not exist yet) and return the new entry with
+        its version one higher. A stale version raises ``ConflictError`` and
+        changes nothing."""
+        ...
+
+
+class KnowledgeStore(Protocol):
+    """Capability ``knowledge``: durable facts keyed by subject, with provenance."""
+
+    def put_fact(self, scope: str, fact: Fact) -> None | Awaitable[None]:
+        """Store ``fact`` in ``scope`` (one knowledge base, e.g. one user's); it
+        supersedes (replaces) any fact there with the same subject. Every
+        provenance field is kept exactly."""
+        ...
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None | Awaitable[Fact | None]:
+        """The current fact for ``subject`` in ``scope``, or ``None``."""
+        ...
+
+    def facts(self, scope: str) -> list[Fact] | Awaitable[list[Fact]]:
+        """Every current fact of ``scope``, one per subject, ordered by subject."""
+        ...
+
+    def forget(self, scope: str, subject: str) -> bool | Awaitable[bool]:
+        """Delete the fact for ``subject`` in ``scope``; ``True`` if one was there."""
+        ...

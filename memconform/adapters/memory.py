@@ -1,0 +1,171 @@
+"""``memory://``: the in-process reference store.
+
+It keeps every promise that makes sense inside one process and declares every
+capability except ``durable`` and ``concurrent-writers``. All values are copied
+on the way in and out, so callers can never change what is stored.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from memconform.adapters.contract import (
+    Capability,
+    ConflictError,
+    DuplicateIdError,
+    UnsupportedValueError,
+)
+from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
+
+__all__ = ["MemoryStore", "check_text"]
+
+
+def check_text(text: str) -> None:
+    """Raise ``UnsupportedValueError`` for text no store can keep exactly
+    (lone surrogates cannot be encoded as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnsupportedValueError(
+            f"text holds a lone surrogate at index {exc.start}; it cannot be stored exactly"
+        ) from None
+
+
+def _check_batch(batch: Sequence[Message], stored_ids: set[str]) -> None:
+    seen: set[str] = set()
+    for message in batch:
+        if message.id in stored_ids or message.id in seen:
+            raise DuplicateIdError(f"message id {message.id!r} is already in the thread")
+        seen.add(message.id)
+        check_text(message.text)
+
+
+class MemoryStore:
+    """A thread-safe in-process store; see the Store contract for each method."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._messages: dict[str, list[Message]] = {}
+        self._errors: dict[str, list[ErrorRecord]] = {}
+        self._records: list[TurnRecord] = []
+        self._state: dict[tuple[str, str], StateEntry] = {}
+        self._facts: dict[tuple[str, str], Fact] = {}
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Everything but ``durable`` and ``concurrent-writers``."""
+        return frozenset(
+            {
+                Capability.COMMIT_FLAGS,
+                Capability.ERRORS,
+                Capability.TURN_RECORDS,
+                Capability.STATE,
+                Capability.KNOWLEDGE,
+                Capability.ATOMIC_BATCH,
+            }
+        )
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        """See :meth:`memconform.adapters.contract.Store.append`."""
+        batch = list(batch)
+        with self._lock:
+            stored = self._messages.setdefault(thread_id, [])
+            _check_batch(batch, {m.id for m in stored})
+            stored.extend(batch)
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        with self._lock:
+            visible = [
+                m for m in self._messages.get(thread_id, []) if include_uncommitted or m.committed
+            ]
+        if limit is None:
+            return visible
+        return visible[len(visible) - limit :] if limit else []
+
+    def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
+        """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""
+        with self._lock:
+            stored = self._messages.get(thread_id, [])
+            index = {m.id: i for i, m in enumerate(stored)}
+            missing = [i for i in message_ids if i not in index]
+            if missing:
+                raise KeyError(f"unknown message ids in thread {thread_id!r}: {missing}")
+            for message_id in message_ids:
+                i = index[message_id]
+                old = stored[i]
+                stored[i] = Message(**{**old.__dict__, "committed": committed})
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        """See :meth:`memconform.adapters.contract.ErrorsStore.record_error`."""
+        with self._lock:
+            self._errors.setdefault(thread_id, []).append(record)
+
+    def errors(self, thread_id: str) -> list[ErrorRecord]:
+        """See :meth:`memconform.adapters.contract.ErrorsStore.errors`."""
+        with self._lock:
+            return list(self._errors.get(thread_id, []))
+
+    def append_record(self, record: TurnRecord) -> None:
+        """See :meth:`memconform.adapters.contract.TurnRecordsStore.append_record`."""
+        with self._lock:
+            self._records.append(record)
+
+    def records(self, thread_id: str | None = None) -> list[TurnRecord]:
+        """See :meth:`memconform.adapters.contract.TurnRecordsStore.records`."""
+        with self._lock:
+            return [r for r in self._records if thread_id is None or r.thread_id == thread_id]
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        """See :meth:`memconform.adapters.contract.StateStore.read_state`."""
+        with self._lock:
+            return self._state.get((scope, key))
+
+    def write_state(
+        self, scope: str, key: str, value: JSONValue, expected_version: int | None
+    ) -> StateEntry:
+        """See :meth:`memconform.adapters.contract.StateStore.write_state`."""
+        with self._lock:
+            current = self._state.get((scope, key))
+            current_version = current.version if current else None
+            if current_version != expected_version:
+                raise ConflictError(
+                    f"state {scope}/{key}: expected version {expected_version}, "
+                    f"stored version is {current_version}"
+                )
+            entry = StateEntry(key, value, (current_version or 0) + 1)
+            self._state[(scope, key)] = entry
+            return entry
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        """See :meth:`memconform.adapters.contract.KnowledgeStore.put_fact`."""
+        check_text(fact.statement)
+        with self._lock:
+            self._facts[(scope, fact.subject)] = fact
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        """See :meth:`memconform.adapters.contract.KnowledgeStore.get_fact`."""
+        with self._lock:
+            return self._facts.get((scope, subject))
+
+    def facts(self, scope: str) -> list[Fact]:
+        """See :meth:`memconform.adapters.contract.KnowledgeStore.facts`."""
+        with self._lock:
+            return sorted(
+                (f for (s, _), f in self._facts.items() if s == scope), key=lambda f: f.subject
+            )
+
+    def forget(self, scope: str, subject: str) -> bool:
+        """See :meth:`memconform.adapters.contract.KnowledgeStore.forget`."""
+        with self._lock:
+            return self._facts.pop((scope, subject), None) is not None
+
+
+def open_memory(url: str) -> MemoryStore:
+    """``memory://`` (anything after the scheme is ignored): a new empty store."""
+    return MemoryStore()

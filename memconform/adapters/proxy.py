@@ -1,0 +1,272 @@
+"""The kit-owned recording proxy that sits between every runtime and its store.
+
+:class:`RecordingStore` gives one synchronous API over any store (plain or
+async methods), logs every call with its arguments and its result or exception
+on a :class:`~memconform.timeline.Timeline`, runs each call in a worker thread
+with a timeout, and checks the shape of every answer. When the adapter itself
+breaks the contract (a missing method, a wrong shape, a hang) it raises
+:class:`AdapterContractError`, which the kit reports as the verdict ``error``.
+Exceptions the store raises on purpose pass through unchanged (and are logged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from memconform.adapters.contract import CAPABILITY_METHODS, Capability
+from memconform.timeline import Timeline
+from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
+
+__all__ = ["DEFAULT_TIMEOUT", "AdapterContractError", "AdapterTimeoutError", "RecordingStore"]
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a single store call may take before the adapter counts as hung."""
+
+T = TypeVar("T")
+
+
+class AdapterContractError(Exception):
+    """The adapter broke the Store contract itself (verdict ``error``).
+
+    ``method`` names the store method; the message says what was wrong.
+    """
+
+    def __init__(self, method: str, problem: str) -> None:
+        super().__init__(f"{method}: {problem}")
+        self.method = method
+        self.problem = problem
+
+
+class AdapterTimeoutError(AdapterContractError):
+    """A store call did not return within the kit's timeout."""
+
+
+class _Worker:
+    """One daemon thread with its own event loop that runs store calls in order."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
+        self._thread = threading.Thread(target=self._serve, name="memconform-store", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        while True:
+            job, future = self._jobs.get()
+            if future is _STOP:
+                loop.close()
+                return
+            try:
+                value = job()
+                if inspect.isawaitable(value):
+                    value = loop.run_until_complete(_await(value))
+                future.set_result(value)
+            except BaseException as exc:  # handed to the caller, never lost
+                future.set_exception(exc)
+
+    def stop(self) -> None:
+        """Let the thread end after the calls already queued (a hung one never ends)."""
+        self._jobs.put((lambda: None, _STOP))
+
+    def run(self, job: Callable[[], Any], timeout: float | None) -> Any:
+        future: Future[Any] = Future()
+        self._jobs.put((job, future))
+        return future.result(timeout=timeout)
+
+
+_STOP: Future[Any] = Future()
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+def _describe(value: Any) -> JSONValue:
+    """A JSON rendering of a call argument or result, for the timeline."""
+    if isinstance(value, Message | ErrorRecord | TurnRecord | StateEntry | Fact):
+        return value.to_json()
+    if isinstance(value, list | tuple):
+        return [_describe(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _describe(v) for k, v in value.items()}
+    return repr(value)
+
+
+def _list_of(kind: type[T], method: str, value: Any) -> list[T]:
+    if not isinstance(value, list | tuple):
+        raise AdapterContractError(method, f"returned {type(value).__name__}, expected a list")
+    out: list[T] = []
+    for i, item in enumerate(value):
+        out.append(_one(kind, method, item, f"item {i}"))
+    return out
+
+
+def _one(kind: type[T], method: str, value: Any, where: str = "result") -> T:
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, dict):
+        try:
+            return kind.from_json(value)  # type: ignore[attr-defined, no-any-return]
+        except ValueError as exc:
+            raise AdapterContractError(method, f"{where} is malformed: {exc}") from None
+    raise AdapterContractError(
+        method, f"{where} is {type(value).__name__}, expected {kind.__name__}"
+    )
+
+
+class RecordingStore:
+    """A synchronous, recorded, shape-checked view of any store.
+
+    ``timeout`` is in seconds (``None`` waits forever). After a call has hung,
+    every later call raises :class:`AdapterTimeoutError` at once: a hung adapter
+    is broken, and waiting again would only multiply the delay.
+    """
+
+    def __init__(
+        self, store: object, timeline: Timeline | None = None, *, timeout: float | None = None
+    ) -> None:
+        self.inner = store
+        self.timeline = timeline if timeline is not None else Timeline()
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self._worker = _Worker()
+        self._hung: str | None = None
+        self.capabilities = self._read_capabilities()
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _read_capabilities(self) -> frozenset[str]:
+        if not hasattr(self.inner, "capabilities"):
+            raise AdapterContractError("capabilities", "the store has no 'capabilities'")
+        declared = self.inner.capabilities
+        if callable(declared):
+            declared = declared()
+        if inspect.isawaitable(declared):
+            declared = self._worker.run(lambda: declared, self.timeout)
+        if isinstance(declared, str) or not isinstance(declared, set | frozenset | list | tuple):
+            raise AdapterContractError(
+                "capabilities", f"is {type(declared).__name__}, expected a set of names"
+            )
+        names = frozenset(str(c) for c in declared)
+        for capability, methods in CAPABILITY_METHODS.items():
+            if capability.value not in names:
+                continue
+            for method in methods:
+                if not callable(getattr(self.inner, method, None)):
+                    raise AdapterContractError(
+                        method, f"declared capability {capability.value!r} needs this method"
+                    )
+        for method in ("append", "messages"):
+            if not callable(getattr(self.inner, method, None)):
+                raise AdapterContractError(method, "required method is missing")
+        return names
+
+    def close(self) -> None:
+        """Stop the worker thread; the store itself stays open (the kit owns it)."""
+        self._worker.stop()
+
+    def has(self, capability: Capability | str) -> bool:
+        """Whether the store declares ``capability``."""
+        return str(capability) in self.capabilities
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self._hung is not None:
+            raise AdapterTimeoutError(method, f"not called: {self._hung} hung earlier")
+        fn = getattr(self.inner, method, None)
+        if not callable(fn):
+            raise AdapterContractError(method, "method is missing")
+        entry_args = {"args": [_describe(a) for a in args]}
+        if kwargs:
+            entry_args["kwargs"] = {k: _describe(v) for k, v in kwargs.items()}
+        try:
+            value = self._worker.run(lambda: fn(*args, **kwargs), self.timeout)
+        except TimeoutError:
+            self._hung = method
+            self.timeline.add("store", method, **entry_args, hung=True)
+            raise AdapterTimeoutError(
+                method, f"did not return within {self.timeout:g} s"
+            ) from None
+        except Exception as exc:
+            self.timeline.add(
+                "store", method, **entry_args,
+                raised={"type": type(exc).__name__, "message": str(exc)},
+            )
+            raise
+        self.timeline.add("store", method, **entry_args, result=_describe(value))
+        return value
+
+    # -- the contract, checked ------------------------------------------------------
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        """Append one batch (see the Store contract)."""
+        self._call("append", thread_id, list(batch))
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        """Read messages; ``include_uncommitted`` is passed only when true."""
+        if include_uncommitted:
+            value = self._call("messages", thread_id, limit, include_uncommitted=True)
+        else:
+            value = self._call("messages", thread_id, limit)
+        return _list_of(Message, "messages", value)
+
+    def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
+        """Set commit flags (capability ``commit-flags``)."""
+        self._call("set_committed", thread_id, list(message_ids), committed)
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        """Keep an error record (capability ``errors``)."""
+        self._call("record_error", thread_id, record)
+
+    def errors(self, thread_id: str) -> list[ErrorRecord]:
+        """Read error records (capability ``errors``)."""
+        return _list_of(ErrorRecord, "errors", self._call("errors", thread_id))
+
+    def append_record(self, record: TurnRecord) -> None:
+        """Keep a turn record (capability ``turn-records``)."""
+        self._call("append_record", record)
+
+    def records(self, thread_id: str | None = None) -> list[TurnRecord]:
+        """Read turn records (capability ``turn-records``)."""
+        return _list_of(TurnRecord, "records", self._call("records", thread_id))
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        """Read working state (capability ``state``)."""
+        value = self._call("read_state", scope, key)
+        return None if value is None else _one(StateEntry, "read_state", value)
+
+    def write_state(
+        self, scope: str, key: str, value: JSONValue, expected_version: int | None
+    ) -> StateEntry:
+        """Compare-and-set working state (capability ``state``)."""
+        result = self._call("write_state", scope, key, value, expected_version)
+        return _one(StateEntry, "write_state", result)
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        """Store a fact (capability ``knowledge``)."""
+        self._call("put_fact", scope, fact)
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        """Read a fact (capability ``knowledge``)."""
+        value = self._call("get_fact", scope, subject)
+        return None if value is None else _one(Fact, "get_fact", value)
+
+    def facts(self, scope: str) -> list[Fact]:
+        """Read all facts of a scope (capability ``knowledge``)."""
+        return _list_of(Fact, "facts", self._call("facts", scope))
+
+    def forget(self, scope: str, subject: str) -> bool:
+        """Delete a fact (capability ``knowledge``)."""
+        value = self._call("forget", scope, subject)
+        if not isinstance(value, bool):
+            raise AdapterContractError("forget", f"returned {type(value).__name__}, expected bool")
+        return value

@@ -1,0 +1,78 @@
+"""Stores named by URL.
+
+``open_store(url)`` resolves ``memory://``, ``sqlite:///path``,
+``postgresql://…``, ``redis://…``, ``stdio:<command>``, ``module:factory``
+(a vendor's Python adapter: ``package.module:callable``, called with the URL's
+query as keyword arguments) and any scheme another package registers in the
+``memconform.stores`` entry-point group (the entry point names the scheme and
+points at a callable taking the URL).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from urllib.parse import urlsplit
+
+__all__ = ["BUILTIN_SCHEMES", "StoreURLError", "open_store", "redact_url"]
+
+BUILTIN_SCHEMES: dict[str, str] = {
+    "memory": "memconform.adapters.memory:open_memory",
+    "sqlite": "memconform.adapters.sqlite:open_sqlite",
+    "postgresql": "memconform.adapters.postgresql:open_postgresql",
+    "postgres": "memconform.adapters.postgresql:open_postgresql",
+    "redis": "memconform.adapters.redis:open_redis",
+    "stdio": "memconform.adapters.stdio:open_stdio",
+}
+"""Scheme → ``module:callable`` taking the URL and returning a store."""
+
+_MODULE_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class StoreURLError(ValueError):
+    """A store URL names no known scheme or cannot be opened as written."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for reports and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
+
+
+def _load(target: str) -> Callable[..., object]:
+    module_name, _, attr = target.partition(":")
+    try:
+        obj: object = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise StoreURLError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise StoreURLError(f"{module_name!r} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise StoreURLError(f"{target!r} is not callable")
+    return obj
+
+
+def open_store(url: str) -> object:
+    """Open the store named by ``url``; raises :class:`StoreURLError` when it cannot."""
+    if _MODULE_FACTORY.match(url) and not url.startswith(("stdio:", "memory:")):
+        return _load(url)()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if not scheme:
+        raise StoreURLError(f"not a store URL: {url!r} (try memory:// or sqlite:///path.db)")
+    registered = {ep.name: ep for ep in entry_points(group="memconform.stores")}
+    if scheme in registered:
+        factory = registered[scheme].load()
+    elif scheme in BUILTIN_SCHEMES:
+        factory = _load(BUILTIN_SCHEMES[scheme])
+    else:
+        known = ", ".join(sorted({*BUILTIN_SCHEMES, *registered}))
+        raise StoreURLError(f"unknown store scheme {scheme!r} in {redact_url(url)} (known: {known})")
+    return factory(url)

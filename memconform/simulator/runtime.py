@@ -1,0 +1,101 @@
+"""The runtime side: a runtime takes a script and returns an observation.
+
+A runtime is any object with ``profiles`` (the profile names it can execute)
+and ``execute(script, env)``; the reference :class:`Simulator` is one. The kit
+builds the :class:`~memconform.simulator.environment.Environment` (and with it
+the recording proxy), so what the runtime did is observed, not self-reported.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from memconform.adapters.proxy import RecordingStore
+from memconform.simulator.environment import Environment, ScriptError
+from memconform.values import JSONValue
+
+__all__ = [
+    "OBSERVATION_SCHEMA",
+    "PROFILE_MODULES",
+    "SCRIPT_SCHEMA",
+    "Runtime",
+    "Simulator",
+    "observe",
+]
+
+SCRIPT_SCHEMA = "memconform.script/1"
+OBSERVATION_SCHEMA = "memconform.observation/1"
+
+PROFILE_MODULES: dict[str, str] = {
+    "save-policy": "memconform.simulator.save_policy",
+    "strict-write": "memconform.simulator.strict_write",
+    "turns": "memconform.simulator.turns",
+    "candidates": "memconform.simulator.candidates",
+    "persisted-state": "memconform.simulator.persisted_state",
+}
+"""Where the simulator's executor for each profile lives; each module has
+``execute(script, env) -> dict``."""
+
+
+@runtime_checkable
+class Runtime(Protocol):
+    """What an agent runtime implements to be judged by the kit."""
+
+    @property
+    def profiles(self) -> frozenset[str]:
+        """The profile names this runtime can execute."""
+        ...
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        """Execute ``script`` using only ``env`` and return what the caller saw
+        (outcomes, replies, events, errors, views), as JSON data."""
+        ...
+
+
+class Simulator:
+    """The reference runtime: deterministic, no I/O except through ``env``.
+
+    ``variant`` selects a documented divergent behaviour (for example
+    ``anvia-main`` or ``eddi-snapshot``); ``None`` is the behaviour the documents
+    specify. Profile executors read it from ``script["variant"]`` when set here.
+    """
+
+    def __init__(self, variant: str | None = None) -> None:
+        self.variant = variant
+
+    @property
+    def profiles(self) -> frozenset[str]:
+        """Every profile of the five documents."""
+        return frozenset(PROFILE_MODULES)
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        """Dispatch to the profile's executor."""
+        profile = script.get("profile")
+        if profile not in PROFILE_MODULES:
+            known = ", ".join(sorted(PROFILE_MODULES))
+            raise ScriptError(f"profile: must be one of {known}, got {profile!r}")
+        if self.variant is not None:
+            script = {**script, "variant": self.variant}
+        module = importlib.import_module(PROFILE_MODULES[str(profile)])
+        result: Mapping[str, JSONValue] = module.execute(script, env)
+        return result
+
+
+def observe(
+    runtime: Runtime, script: Mapping[str, Any], store: RecordingStore
+) -> dict[str, JSONValue]:
+    """Execute ``script`` on ``runtime`` against ``store`` and return the observation:
+    the runtime's answer plus the kit's own ``timeline`` and ``ledger``."""
+    if script.get("schema", SCRIPT_SCHEMA) != SCRIPT_SCHEMA:
+        raise ScriptError(f"schema: expected {SCRIPT_SCHEMA!r}, got {script.get('schema')!r}")
+    env = Environment(script, store)
+    answer = dict(runtime.execute(script, env))
+    return {
+        "schema": OBSERVATION_SCHEMA,
+        "profile": script.get("profile"),
+        **answer,
+        "ledger": env.ledger,
+        "timeline": env.timeline.to_json(),
+    }

@@ -1,0 +1,80 @@
+"""Shared helpers for step definitions: capability checks, structured mismatches
+and transcript tables.
+
+A step that finds a broken rule raises :class:`Mismatch` (an ``AssertionError``)
+with what was expected and what was observed; the kit puts both into the
+rule's evidence. A scenario needing a capability the store declares absent
+calls :func:`require_capability`, which ends it as ``unsupported``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
+
+import pytest
+
+from memconform.values import Message
+
+__all__ = [
+    "UNSUPPORTED_PREFIX",
+    "Mismatch",
+    "expect_equal",
+    "require_capability",
+    "transcript_table",
+    "unsupported",
+]
+
+UNSUPPORTED_PREFIX = "unsupported: "
+
+
+class Mismatch(AssertionError):
+    """A rule check failed: ``expected`` and ``observed`` are human-readable text."""
+
+    def __init__(self, what: str, expected: str, observed: str) -> None:
+        super().__init__(f"{what}\nexpected:\n{expected}\nobserved:\n{observed}")
+        self.what = what
+        self.expected = expected
+        self.observed = observed
+
+
+def expect_equal(what: str, expected: Any, observed: Any) -> None:
+    """Raise :class:`Mismatch` unless ``expected == observed``."""
+    if expected != observed:
+        raise Mismatch(what, _render(expected), _render(observed))
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, list | tuple) and value and all(isinstance(v, Message) for v in value):
+        return transcript_table(value)
+    return repr(value)
+
+
+def unsupported(reason: str) -> NoReturn:
+    """End the scenario as ``unsupported`` with ``reason``."""
+    pytest.skip(UNSUPPORTED_PREFIX + reason)
+
+
+def require_capability(capabilities: Iterable[str], capability: str) -> None:
+    """End the scenario as ``unsupported`` unless ``capability`` is declared."""
+    if capability not in set(capabilities):
+        unsupported(f"the store does not declare the capability {capability!r}")
+
+
+def transcript_table(messages: Sequence[Message]) -> str:
+    """Messages as a fixed-width text table: id, role, round/turn, committed, text."""
+    rows = [("id", "role", "round", "turn", "committed", "text")]
+    for m in messages:
+        text = m.text if len(m.text) <= 60 else m.text[:57] + "..."
+        rows.append(
+            (
+                m.id,
+                m.role,
+                "" if m.round is None else str(m.round),
+                m.turn_id or "",
+                "yes" if m.committed else "no",
+                ascii(text)[1:-1] if not text.isprintable() else text,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)

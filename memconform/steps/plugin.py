@@ -1,0 +1,243 @@
+"""The pytest plugin: options, fixtures, markers and outcome capture.
+
+Registered through the ``pytest11`` entry point, so an installed memconform
+runs its own features. Options:
+
+- ``--store URL``: the store under test (default: SQLite in a temporary folder).
+- ``--runtime module:factory``: the runtime under test (default: the simulator).
+- ``--mutant NAME``: replace the store or runtime with a deliberately broken one.
+- ``--memconform-outcomes PATH``: write one JSON object per scenario outcome.
+- ``--memconform-timeout SECONDS``: how long one store call may take.
+
+Step modules (``memconform.steps.<profile>``) are loaded as plugins, so their
+step definitions are visible to every feature.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import os
+import pkgutil
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform.adapters.proxy import DEFAULT_TIMEOUT, AdapterContractError, RecordingStore
+from memconform.adapters.registry import open_store
+from memconform.catalogue import load_catalogue
+from memconform.mutants import get_mutant
+from memconform.simulator.runtime import Runtime, Simulator
+from memconform.steps.common import UNSUPPORTED_PREFIX
+from memconform.timeline import Timeline
+
+RULE_TAG = re.compile(r"^(SP|SW|TU|CA|PS|ST)-\d{3}$")
+_NOT_STEP_MODULES = {"plugin", "common", "suite"}
+_counter = itertools.count(1)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("memconform", "memconform conformance")
+    group.addoption("--store", default=None, help="store under test, as a URL")
+    group.addoption("--runtime", default=None, help="runtime under test, as module:factory")
+    group.addoption("--mutant", default=None, help="run against the named mutant")
+    group.addoption("--memconform-outcomes", default=None, help="write scenario outcomes here")
+    group.addoption(
+        "--memconform-timeout", type=float, default=DEFAULT_TIMEOUT,
+        help="seconds one store call may take",
+    )
+
+
+def step_modules() -> list[str]:
+    """The profile step modules shipped with the kit."""
+    import memconform.steps as package
+
+    return [
+        f"memconform.steps.{info.name}"
+        for info in pkgutil.iter_modules(package.__path__)
+        if info.name not in _NOT_STEP_MODULES and not info.name.startswith("_")
+    ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for rule in load_catalogue():
+        config.addinivalue_line("markers", f"{rule.id}: {rule.level} {rule.text[:80]}")
+    for tag in ("golden", "variant", "slow-scenario"):
+        config.addinivalue_line("markers", f"{tag}: memconform scenario tag")
+    from memconform.adapters.contract import Capability
+
+    for capability in Capability:
+        config.addinivalue_line("markers", f"{capability.value}: needs this store capability")
+    for module in step_modules():
+        if not config.pluginmanager.has_plugin(module):
+            config.pluginmanager.register(importlib.import_module(module), module)
+    config.stash[_OUTCOMES] = []
+
+
+# -- fixtures ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The URL of the store under test."""
+    url = request.config.getoption("--store")
+    if url:
+        return str(url)
+    return f"sqlite:///{tmp_path_factory.mktemp('store') / 'memconform.db'}"
+
+
+@pytest.fixture(scope="session")
+def raw_store(request: pytest.FixtureRequest, store_url: str) -> Iterator[object]:
+    """The store under test, opened once per session (mutant applied)."""
+    store = open_store(store_url)
+    mutant_name = request.config.getoption("--mutant")
+    if mutant_name:
+        mutant = get_mutant(mutant_name)
+        if mutant.kind == "store":
+            store = mutant.build(store)
+    yield store
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest) -> str:
+    """A prefix unique to this scenario, this process and this run: use it in every
+    thread id, scope and key so scenarios never see each other's data."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "w0")
+    return f"mc{os.getpid()}-{worker}-{next(_counter)}"
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest, raw_store: object) -> Iterator[RecordingStore]:
+    """The store under test behind the recording proxy, with a fresh timeline."""
+    proxy = RecordingStore(
+        raw_store, Timeline(), timeout=request.config.getoption("--memconform-timeout")
+    )
+    request.node.stash[_TIMELINE] = proxy.timeline
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture(scope="session")
+def runtime(request: pytest.FixtureRequest) -> Runtime:
+    """The runtime under test: the simulator, a ``--runtime`` factory or a mutant."""
+    mutant_name = request.config.getoption("--mutant")
+    if mutant_name:
+        mutant = get_mutant(mutant_name)
+        if mutant.kind == "runtime":
+            built: Runtime = mutant.build()  # type: ignore[assignment]
+            return built
+    target = request.config.getoption("--runtime")
+    if target:
+        module_name, _, attr = str(target).partition(":")
+        factory: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            factory = getattr(factory, part)
+        built = factory()
+        return built
+    return Simulator()
+
+
+@pytest.fixture(scope="session")
+def subject(request: pytest.FixtureRequest) -> str:
+    """What this run judges: ``store``, ``runtime`` or ``both`` (the default)."""
+    if request.config.getoption("--runtime"):
+        return "runtime"
+    if request.config.getoption("--store"):
+        return "store"
+    return "both"
+
+
+# -- outcome capture ------------------------------------------------------------------
+
+_OUTCOMES = pytest.StashKey[list[dict[str, Any]]]()
+_STEP = pytest.StashKey[str]()
+_TIMELINE = pytest.StashKey[Timeline]()
+
+
+def pytest_bdd_step_error(
+    request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any,
+    step_func: Any, step_func_args: Any, exception: Exception,
+) -> None:
+    request.node.stash[_STEP] = f"{step.keyword} {step.name}"
+
+
+def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[str, str]:
+    if report.passed:
+        return "passed", ""
+    if report.skipped:
+        reason = ""
+        if isinstance(report.longrepr, tuple):
+            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+        if reason.startswith(UNSUPPORTED_PREFIX):
+            return "unsupported", reason.removeprefix(UNSUPPORTED_PREFIX)
+        return "skipped", reason
+    exc = call.excinfo.value if call.excinfo else None
+    chain = exc
+    while chain is not None:
+        if isinstance(chain, AdapterContractError):
+            return "error", str(chain)
+        chain = chain.__cause__ or chain.__context__
+    if isinstance(exc, AssertionError):
+        return "failed", str(exc)
+    if exc is not None and report.when == "call":
+        return "crashed", f"{type(exc).__name__}: {exc}"
+    return "crashed", str(report.longrepr)[-2000:]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[None]:
+    report: pytest.TestReport = yield
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        rules = sorted({m.name for m in item.iter_markers() if RULE_TAG.match(m.name)})
+        if rules:
+            outcome, message = _classify(call, report)
+            exc = call.excinfo.value if call.excinfo else None
+            timeline = item.stash.get(_TIMELINE, None)
+            record = {
+                "nodeid": item.nodeid,
+                "scenario": getattr(item, "originalname", item.name),
+                "feature": _feature_of(item),
+                "rules": rules,
+                "outcome": outcome,
+                "message": message,
+                "failing_step": item.stash.get(_STEP, None),
+                "expected": getattr(exc, "expected", None),
+                "observed": getattr(exc, "observed", None),
+                "store_calls": [] if timeline is None else timeline.to_json()[-50:],
+            }
+            report.user_properties.append(("memconform", json.dumps(record)))
+    return report
+
+
+def _feature_of(item: pytest.Item) -> str | None:
+    scenario = getattr(getattr(item, "function", None), "__scenario__", None)
+    feature = getattr(scenario, "feature", None)
+    filename = getattr(feature, "filename", None)
+    return None if filename is None else Path(filename).as_posix()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for key, value in report.user_properties:
+        if key == "memconform":
+            _CONFIG_OUTCOMES.append(json.loads(str(value)))
+
+
+_CONFIG_OUTCOMES: list[dict[str, Any]] = []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    path = session.config.getoption("--memconform-outcomes")
+    if path and not hasattr(session.config, "workerinput"):
+        Path(path).write_text(
+            json.dumps(sorted(_CONFIG_OUTCOMES, key=lambda o: o["nodeid"]), indent=1),
+            encoding="utf-8",
+        )

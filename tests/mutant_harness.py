@@ -1,0 +1,40 @@
+"""Run a part of the conformance suite in a child pytest and read its outcomes.
+
+Used by the mutant tests: each runs the features of one profile against one
+mutant and checks which rules its scenarios reject.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]]:
+    """Run pytest on ``target`` (a test file) with ``options``; return the outcomes.
+
+    The child's exit code is not checked: failing scenarios are the point.
+    A child that wrote no outcomes (a crash of the kit) fails loudly.
+    """
+    out = tmp_path / "outcomes.json"
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", target, "-q", "-p", "no:cacheprovider",
+            "-p", "no:randomly", "--memconform-outcomes", str(out), *options,
+        ],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    if not out.exists():
+        raise AssertionError(f"the suite wrote no outcomes:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    outcomes: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))
+    return outcomes
+
+
+def rules_with(outcomes: list[dict[str, Any]], *kinds: str) -> set[str]:
+    """The rule ids tagged on scenarios whose outcome is one of ``kinds``."""
+    return {rule for o in outcomes if o["outcome"] in kinds for rule in o["rules"]}
