@@ -107,7 +107,7 @@ class Message:
             raise ValueError(f"{what}: expected an object, got {type(data).__name__}")
         role = _require(data, "role", str, what)
         if role not in ROLES:
-            raise ValueError(f"{what}: field 'role' must be one of {', '.join(ROLES)}, got {role!r}")
+            raise ValueError(f"{what}: field 'role' must be one of {ROLES}, got {role!r}")
         rnd = _optional(data, "round", int, what)
         if isinstance(rnd, bool):
             raise ValueError(f"{what}: field 'round' has type bool")

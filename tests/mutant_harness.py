@@ -30,7 +30,9 @@ def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]
         cwd=ROOT, capture_output=True, text=True, check=False,
     )
     if not out.exists():
-        raise AssertionError(f"the suite wrote no outcomes:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        raise AssertionError(
+            f"the suite wrote no outcomes:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        )
     outcomes: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))
     return outcomes
 

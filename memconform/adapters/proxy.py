@@ -183,7 +183,7 @@ class RecordingStore:
         fn = getattr(self.inner, method, None)
         if not callable(fn):
             raise AdapterContractError(method, "method is missing")
-        entry_args = {"args": [_describe(a) for a in args]}
+        entry_args: dict[str, Any] = {"args": [_describe(a) for a in args]}
         if kwargs:
             entry_args["kwargs"] = {k: _describe(v) for k, v in kwargs.items()}
         try:

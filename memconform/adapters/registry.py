@@ -74,5 +74,7 @@ def open_store(url: str) -> object:
         factory = _load(BUILTIN_SCHEMES[scheme])
     else:
         known = ", ".join(sorted({*BUILTIN_SCHEMES, *registered}))
-        raise StoreURLError(f"unknown store scheme {scheme!r} in {redact_url(url)} (known: {known})")
+        raise StoreURLError(
+            f"unknown store scheme {scheme!r} in {redact_url(url)} (known: {known})"
+        )
     return factory(url)

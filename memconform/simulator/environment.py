@@ -170,7 +170,8 @@ class Environment:
             "usage": copy.deepcopy(step.get("usage", {})),
         }
         self.timeline.add("model", component, call=n + 1, request=request, response=reply)
-        return freeze_json(reply)
+        frozen: dict[str, JSONValue] = freeze_json(reply)
+        return frozen
 
     def model_calls(self, component: str | None = None) -> int:
         """How many times ``component`` (or any component) was called."""
@@ -212,7 +213,8 @@ class Environment:
             raise ScriptedFailure(outcome["fail"])
         answer = {"action": outcome.get("action", "allow"), "text": outcome.get("text")}
         self.timeline.add("hook", name, payload=payload, answer=answer)
-        return freeze_json(answer)
+        frozen: dict[str, JSONValue] = freeze_json(answer)
+        return frozen
 
     def emit(self, name: str, **data: JSONValue) -> None:
         """Record an event the runtime emits (streaming chunks, actions, outcomes)."""

@@ -21,7 +21,7 @@ import json
 import os
 import pkgutil
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,6 @@ def pytest_configure(config: pytest.Config) -> None:
     for module in step_modules():
         if not config.pluginmanager.has_plugin(module):
             config.pluginmanager.register(importlib.import_module(module), module)
-    config.stash[_OUTCOMES] = []
 
 
 # -- fixtures ----------------------------------------------------------------------
@@ -131,15 +130,15 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
     if mutant_name:
         mutant = get_mutant(mutant_name)
         if mutant.kind == "runtime":
-            built: Runtime = mutant.build()  # type: ignore[assignment]
-            return built
+            mutated: Runtime = mutant.build()  # type: ignore[assignment]
+            return mutated
     target = request.config.getoption("--runtime")
     if target:
         module_name, _, attr = str(target).partition(":")
         factory: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             factory = getattr(factory, part)
-        built = factory()
+        built: Runtime = factory()
         return built
     return Simulator()
 
@@ -156,7 +155,6 @@ def subject(request: pytest.FixtureRequest) -> str:
 
 # -- outcome capture ------------------------------------------------------------------
 
-_OUTCOMES = pytest.StashKey[list[dict[str, Any]]]()
 _STEP = pytest.StashKey[str]()
 _TIMELINE = pytest.StashKey[Timeline]()
 
@@ -194,8 +192,8 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
-) -> Iterator[None]:
-    report: pytest.TestReport = yield
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     if report.when == "call" or (report.when == "setup" and not report.passed):
         rules = sorted({m.name for m in item.iter_markers() if RULE_TAG.match(m.name)})
         if rules:

@@ -1,0 +1,321 @@
+"""The ``memconform`` command.
+
+Exit codes are the kit's own, never passed through from pytest or argparse:
+0 conformant, 1 non-conformant or stale baseline, 3 adapter error, 4 kit error,
+5 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from memconform import __version__
+from memconform.catalogue import PROFILES, Catalogue, CatalogueError, load_catalogue
+
+__all__ = ["EXIT_ADAPTER", "EXIT_KIT", "EXIT_OK", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_NONCONFORMANT = 1
+EXIT_ADAPTER = 3
+EXIT_KIT = 4
+EXIT_USAGE = 5
+
+
+class UsageError(Exception):
+    """The command line or a file it names is wrong; exit 5 with one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="memconform",
+        description="Conformance kit for the memory that AI agents persist.",
+    )
+    parser.add_argument("--version", action="version", version=f"memconform {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    rules = sub.add_parser("rules", help="print the rule catalogue")
+    rules.add_argument("--format", choices=("table", "json"), default="table")
+    rules.add_argument("--profile", action="append", default=[], help="only this profile")
+
+    run = sub.add_parser("run", help="run the conformance suite and write a report")
+    run.add_argument("--store", help="store under test as a URL (default: SQLite, temporary)")
+    run.add_argument("--runtime", help="runtime under test as module:factory")
+    run.add_argument("--out", default="memconform-report", help="report folder")
+    run.add_argument("--profile", action="append", default=[], help="only this profile")
+    run.add_argument("--rule", action="append", default=[], help="only this rule id")
+    run.add_argument("--baseline", help="TOML file of known failures")
+    run.add_argument("--certify", action="store_true", help="run everything; refuse selections")
+    run.add_argument("--mutant", help="run against a deliberately broken store or runtime")
+    run.add_argument("--jobs", type=int, default=1, help="parallel workers (pytest-xdist)")
+    run.add_argument("--timeout", type=float, default=30.0, help="seconds per store call")
+
+    report = sub.add_parser("report", help="re-render results, or compare several")
+    report.add_argument("results", nargs="+", help="results.json files")
+    report.add_argument("--out", required=True, help="output folder")
+
+    sub.add_parser("mutants", help="list the deliberately broken stores and runtimes")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    try:
+        args = _parser().parse_args(argv)
+        if args.command is None:
+            _parser().print_help()
+            return EXIT_OK
+        handler = {"rules": _rules, "run": _run, "report": _report, "mutants": _mutants}
+        return handler[args.command](args)
+    except UsageError as exc:
+        print(f"memconform: usage error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except CatalogueError as exc:
+        print(f"memconform: the rule catalogue is broken: {exc}", file=sys.stderr)
+        return EXIT_KIT
+    except KeyboardInterrupt:
+        print("memconform: interrupted", file=sys.stderr)
+        return EXIT_KIT
+    except Exception:
+        print("memconform: internal error (a bug in the kit):", file=sys.stderr)
+        traceback.print_exc()
+        return EXIT_KIT
+
+
+# -- rules --------------------------------------------------------------------------
+
+
+def _check_profiles(profiles: Sequence[str]) -> None:
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown:
+        raise UsageError(f"unknown profile {unknown[0]!r} (known: {', '.join(PROFILES)})")
+
+
+def _rules(args: argparse.Namespace) -> int:
+    _check_profiles(args.profile)
+    catalogue = load_catalogue()
+    rules = catalogue.select(profiles=args.profile)
+    if args.format == "json":
+        print(json.dumps([r.to_json() for r in rules], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    rows = [("ID", "LEVEL", "PROFILE", "SUBJECT", "CAPABILITY", "TEXT")]
+    rows += [(r.id, r.level, r.profile, r.subject, r.capability or "-", r.text) for r in rules]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)), row[5])
+    print(f"\n{len(rules)} rules (catalogue {catalogue.version}, {catalogue.digest})")
+    return EXIT_OK
+
+
+# -- mutants ------------------------------------------------------------------------
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    from memconform.mutants import all_mutants
+
+    for mutant in all_mutants().values():
+        kills = ", ".join(sorted(mutant.kills)) or "-"
+        print(f"{mutant.name:<40} {mutant.kind:<8} {mutant.profile:<16} {mutant.doc}")
+        print(f"{'':<40} kills: {kills}")
+    return EXIT_OK
+
+
+# -- run ----------------------------------------------------------------------------
+
+
+def _selection(args: argparse.Namespace, catalogue: Catalogue) -> list[str] | None:
+    _check_profiles(args.profile)
+    unknown = [r for r in args.rule if r not in catalogue.ids]
+    if unknown:
+        raise UsageError(f"unknown rule {unknown[0]!r} (see `memconform rules`)")
+    if args.certify and (args.profile or args.rule or args.mutant):
+        raise UsageError("--certify runs every rule; it refuses --profile, --rule and --mutant")
+    if not args.profile and not args.rule:
+        return None
+    chosen = {r.id for r in catalogue.select(profiles=args.profile)} if args.profile else set()
+    chosen |= set(args.rule)
+    return [r.id for r in catalogue if r.id in chosen]
+
+
+def _identity(args: argparse.Namespace) -> dict[str, Any]:
+    """What is under test: the redacted store URL and what the store declares."""
+    from memconform.adapters.proxy import AdapterContractError, RecordingStore
+    from memconform.adapters.registry import StoreURLError, open_store, redact_url
+
+    identity: dict[str, Any] = {"runtime": args.runtime or "memconform.simulator:Simulator"}
+    if args.store is None:
+        identity["store"] = "sqlite:///<temporary>"
+        probe_url = "memory://"
+    else:
+        identity["store"] = redact_url(args.store)
+        probe_url = args.store
+    try:
+        store = open_store(probe_url)
+    except StoreURLError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:
+        raise _AdapterFailure(f"cannot open the store: {type(exc).__name__}: {exc}") from None
+    try:
+        proxy = RecordingStore(store, timeout=args.timeout)
+    except AdapterContractError as exc:
+        raise _AdapterFailure(str(exc)) from None
+    if args.store is None:
+        identity["capabilities"] = [
+            "atomic-batch", "commit-flags", "concurrent-writers", "durable", "errors",
+            "knowledge", "state", "turn-records",
+        ]
+    else:
+        identity["capabilities"] = sorted(proxy.capabilities)
+    identity["store_type"] = f"{type(store).__module__}.{type(store).__qualname__}"
+    identity["store_version"] = str(getattr(store, "version", "") or "")
+    proxy.close()
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+    return identity
+
+
+class _AdapterFailure(Exception):
+    """The store could not even be opened or announce itself (exit 3)."""
+
+
+def _pytest_args(
+    args: argparse.Namespace, selection: list[str] | None, outcomes: Path
+) -> list[str]:
+    from memconform import steps
+
+    suite = Path(steps.__file__).resolve().parent / "suite.py"
+    argv = [
+        sys.executable, "-m", "pytest", str(suite),
+        "-p", "no:cacheprovider", "--rootdir", str(outcomes.parent), "-c", os.devnull,
+        "--strict-markers", "-W", "error",
+        "--memconform-outcomes", str(outcomes), "--memconform-timeout", str(args.timeout),
+    ]
+    if args.store:
+        argv += ["--store", args.store]
+    if args.runtime:
+        argv += ["--runtime", args.runtime]
+    if args.mutant:
+        argv += ["--mutant", args.mutant]
+    if selection is not None:
+        argv += ["-m", " or ".join(selection)]
+    if args.jobs > 1:
+        argv += ["-n", str(args.jobs)]
+    return argv
+
+
+def _run(args: argparse.Namespace) -> int:
+    catalogue = load_catalogue()
+    selection = _selection(args, catalogue)
+    if args.store and args.runtime:
+        raise UsageError("judge one subject at a time: give --store or --runtime, not both")
+    baseline = None
+    from memconform import reports
+
+    if args.baseline:
+        try:
+            baseline = reports.load_baseline(Path(args.baseline))
+        except (OSError, reports.BaselineError) as exc:
+            raise UsageError(f"baseline {args.baseline}: {exc}") from None
+    try:
+        identity = _identity(args)
+    except _AdapterFailure as exc:
+        print(f"memconform: adapter error: {exc}", file=sys.stderr)
+        return EXIT_ADAPTER
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    interactive = sys.stdout.isatty() and not os.environ.get("CI")
+    with tempfile.TemporaryDirectory(prefix="memconform-") as tmp:
+        outcomes_path = Path(tmp) / "outcomes.json"
+        argv = _pytest_args(args, selection, outcomes_path)
+        log_path = out_dir / "pytest.log"
+        if interactive:
+            argv += ["-q"]
+            returncode = subprocess.run(argv, check=False).returncode
+            log_path.write_text("(shown on the terminal)\n", encoding="utf-8")
+        else:
+            argv += ["-q", "--no-header", "-p", "no:warnings"]
+            proc = subprocess.run(argv, check=False, capture_output=True, text=True)
+            log_path.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+            returncode = proc.returncode
+        if not outcomes_path.exists() or returncode not in (0, 1):
+            print(
+                f"memconform: the suite did not complete (pytest exit {returncode}); "
+                f"see {log_path}",
+                file=sys.stderr,
+            )
+            return EXIT_KIT
+        outcomes = json.loads(outcomes_path.read_text(encoding="utf-8"))
+    finished = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    subject = "runtime" if args.runtime else "store" if args.store else "both"
+    header = {
+        "kit": {"name": "memconform", "version": __version__},
+        "catalogue": {"version": catalogue.version, "hash": catalogue.digest},
+        "subject": subject,
+        **identity,
+        "mutant": args.mutant,
+        "seed": 0,
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
+        "started": started,
+        "finished": finished,
+        "selection": selection,
+        "certify": bool(args.certify),
+    }
+    results = reports.build_results(outcomes, catalogue, header, baseline)
+    written = reports.write_reports(results, out_dir)
+    code: int = reports.exit_code(results)
+    _print_summary(results, written, code)
+    return code
+
+
+def _print_summary(results: Any, written: Sequence[Path], code: int) -> None:
+    data = results.to_json()
+    totals = data.get("footer", {}).get("totals", {})
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v)
+    print(f"memconform: {shown or 'no rules run'}")
+    for path in written:
+        print(f"  wrote {path}")
+    print(f"  exit code {code}")
+
+
+# -- report -------------------------------------------------------------------------
+
+
+def _report(args: argparse.Namespace) -> int:
+    from memconform import reports
+
+    loaded = []
+    for name in args.results:
+        try:
+            loaded.append(reports.load_results(Path(name)))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{name}: {exc}") from None
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if len(loaded) == 1:
+        for path in reports.write_reports(loaded[0], out_dir):
+            print(f"wrote {path}")
+    else:
+        print(f"wrote {reports.write_comparison(loaded, out_dir)}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""Traceability lint: the catalogue and the features must agree.
+
+:func:`lint` returns one line per problem (an empty list is clean):
+
+- every rule is tagged by at least one scenario (a MAY rule may carry an
+  ``untested`` reason instead);
+- every rule tag in the features names an existing rule;
+- every scenario carries at least one rule tag;
+- scenario names are unique across the suite;
+- a Background has at most three steps.
+
+Tags on a Feature, a Rule or an Examples block apply to the scenarios inside.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from typing import cast
+
+from gherkin.parser import Parser
+from gherkin.token_scanner import TokenScanner
+
+from memconform.catalogue import Catalogue
+
+__all__ = ["ScenarioInfo", "lint", "scenarios_in"]
+
+RULE_TAG = re.compile(r"^@?(SP|SW|TU|CA|PS|ST)-\d+$")
+_LOOKS_LIKE_RULE = re.compile(r"^@?[A-Z]{2}-\d+$")
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    """A scenario as the lint sees it: where it is, its name and all its tags."""
+
+    path: Path
+    line: int
+    name: str
+    tags: frozenset[str]
+
+    @property
+    def rules(self) -> frozenset[str]:
+        """The rule ids among the tags."""
+        return frozenset(t for t in self.tags if RULE_TAG.match(t))
+
+
+def _tags(node: dict[str, Any]) -> set[str]:
+    return {t["name"].lstrip("@") for t in node.get("tags", [])}
+
+
+def _walk(
+    path: Path, children: Iterable[dict[str, Any]], inherited: set[str], problems: list[str]
+) -> Iterator[ScenarioInfo]:
+    for child in children:
+        if "background" in child:
+            steps = child["background"].get("steps", [])
+            if len(steps) > 3:
+                line = child["background"]["location"]["line"]
+                problems.append(f"{path}:{line}: a Background has {len(steps)} steps (at most 3)")
+        elif "rule" in child:
+            rule = child["rule"]
+            yield from _walk(path, rule.get("children", []), inherited | _tags(rule), problems)
+        elif "scenario" in child:
+            scenario = child["scenario"]
+            tags = inherited | _tags(scenario)
+            for examples in scenario.get("examples", []):
+                tags |= _tags(examples)
+            yield ScenarioInfo(
+                path, scenario["location"]["line"], scenario["name"], frozenset(tags)
+            )
+
+
+def scenarios_in(folder: Path, problems: list[str] | None = None) -> list[ScenarioInfo]:
+    """Every scenario of every ``.feature`` file under ``folder``, in path order.
+
+    A file Gherkin cannot parse adds a problem (when ``problems`` is given) and
+    contributes no scenarios.
+    """
+    sink: list[str] = [] if problems is None else problems
+    found: list[ScenarioInfo] = []
+    for path in sorted(folder.rglob("*.feature")):
+        try:
+            document = Parser().parse(TokenScanner(path.read_text(encoding="utf-8")))
+        except Exception as exc:  # the parser raises several error types
+            sink.append(f"{path}: not valid Gherkin: {exc}")
+            continue
+        feature = cast(dict[str, Any] | None, document.get("feature"))
+        if not feature:
+            continue
+        found.extend(_walk(path, feature.get("children", []), _tags(feature), sink))
+    return found
+
+
+def lint(catalogue: Catalogue, features: Path) -> list[str]:
+    """Every traceability problem between ``catalogue`` and the ``features`` folder."""
+    problems: list[str] = []
+    scenarios = scenarios_in(features, problems)
+    tagged: set[str] = set()
+    names: dict[str, ScenarioInfo] = {}
+    for scenario in scenarios:
+        where = f"{scenario.path}:{scenario.line}"
+        if not scenario.rules:
+            problems.append(f"{where}: scenario {scenario.name!r} carries no rule tag")
+        for tag in scenario.tags:
+            if _LOOKS_LIKE_RULE.match(tag) and tag not in catalogue.ids:
+                problems.append(f"{where}: tag @{tag} names no rule in the catalogue")
+        tagged |= scenario.rules
+        if scenario.name in names:
+            first = names[scenario.name]
+            problems.append(
+                f"{where}: scenario name {scenario.name!r} is already used at "
+                f"{first.path}:{first.line}"
+            )
+        names.setdefault(scenario.name, scenario)
+    for rule in catalogue:
+        if rule.id not in tagged and not rule.untested:
+            problems.append(f"{rule.id}: no scenario is tagged with this rule")
+    return problems

@@ -1,0 +1,124 @@
+"""The traceability lint: the shipped catalogue and features agree, and the lint
+catches an untagged rule, an unknown tag, a duplicate name and a long Background."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from memconform.catalogue import load_catalogue, parse_catalogue
+from memconform.lint import lint
+from memconform.resources import features_dir, spec_dir
+
+PROFILES = ("save-policy", "strict-write", "turns", "candidates", "persisted-state", "store")
+
+
+def _catalogue(tmp_path: Path, rules: dict[str, list[str]]) -> Path:
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    prefixes = {"save-policy": "SP", "strict-write": "SW", "turns": "TU", "candidates": "CA",
+                "persisted-state": "PS", "store": "ST"}
+    for profile in PROFILES:
+        body = [f'profile = "{profile}"']
+        for rule_id in rules.get(profile, []):
+            assert rule_id.startswith(prefixes[profile])
+            body.append(textwrap.dedent(f"""
+                [[rule]]
+                id = "{rule_id}"
+                level = "MUST"
+                subject = "store"
+                source = {{ document = "000", section = "s" }}
+                text = "A store keeps the rule {rule_id}."
+            """))
+        (folder / f"{profile}.toml").write_text("\n".join(body), encoding="utf-8")
+    return folder
+
+
+def _feature(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "sample.feature"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return folder
+
+
+def test_the_shipped_catalogue_and_features_agree() -> None:
+    catalogue = load_catalogue()
+    assert lint(catalogue, features_dir()) == []
+
+
+def test_every_profile_has_rules_of_both_subjects_overall() -> None:
+    catalogue = load_catalogue()
+    assert {r.profile for r in catalogue} == set(PROFILES)
+    assert {r.subject for r in catalogue} == {"store", "runtime"}
+    assert spec_dir().is_dir()
+
+
+def test_lint_reports_a_rule_that_no_scenario_tags(tmp_path: Path) -> None:
+    catalogue = parse_catalogue(_catalogue(tmp_path, {"store": ["ST-001", "ST-002"]}))
+    features = _feature(tmp_path / "features", """
+        Feature: sample
+          @ST-001
+          Scenario: one
+            Given something
+    """)
+    assert lint(catalogue, features) == ["ST-002: no scenario is tagged with this rule"]
+
+
+def test_lint_reports_a_tag_naming_no_rule(tmp_path: Path) -> None:
+    catalogue = parse_catalogue(_catalogue(tmp_path, {"store": ["ST-001"]}))
+    features = _feature(tmp_path / "features", """
+        Feature: sample
+          @ST-001 @ST-999
+          Scenario: one
+            Given something
+    """)
+    problems = lint(catalogue, features)
+    assert len(problems) == 1
+    assert "@ST-999 names no rule" in problems[0]
+
+
+def test_lint_reports_duplicate_names_untagged_scenarios_and_long_backgrounds(
+    tmp_path: Path,
+) -> None:
+    catalogue = parse_catalogue(_catalogue(tmp_path, {"store": ["ST-001"]}))
+    features = _feature(tmp_path / "features", """
+        @ST-001
+        Feature: sample
+          Background:
+            Given a
+            And b
+            And c
+            And d
+
+          Rule: inherited tags count
+            Scenario: same
+              Given x
+
+            Scenario: same
+              Given y
+    """)
+    problems = lint(catalogue, features)
+    assert any("Background has 4 steps" in p for p in problems)
+    assert any("'same' is already used" in p for p in problems)
+    untagged = _feature(tmp_path / "other", """
+        Feature: other
+          Scenario: lonely
+            Given x
+    """)
+    assert any("carries no rule tag" in p for p in lint(catalogue, untagged))
+
+
+def test_lint_accepts_an_untested_may_rule(tmp_path: Path) -> None:
+    folder = _catalogue(tmp_path, {})
+    (folder / "store.toml").write_text(textwrap.dedent("""
+        profile = "store"
+        [[rule]]
+        id = "ST-001"
+        level = "MAY"
+        subject = "store"
+        source = { document = "000", section = "s" }
+        text = "A store may do something no scenario can observe."
+        untested = "nothing outside the store can observe it"
+    """), encoding="utf-8")
+    catalogue = parse_catalogue(folder)
+    assert lint(catalogue, _feature(tmp_path / "features", "Feature: empty\n")) == []
