@@ -158,9 +158,10 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
     from memconform.adapters.registry import StoreURLError, open_store, redact_url
 
     identity: dict[str, Any] = {"runtime": args.runtime or "memconform.simulator:Simulator"}
+    probe_dir = tempfile.TemporaryDirectory(prefix="memconform-probe-")
     if args.store is None:
-        identity["store"] = "sqlite:///<temporary>"
-        probe_url = "memory://"
+        identity["store"] = "sqlite:///<temporary file>"
+        probe_url = f"sqlite:///{Path(probe_dir.name) / 'probe.db'}"
     else:
         identity["store"] = redact_url(args.store)
         probe_url = args.store
@@ -174,19 +175,14 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
         proxy = RecordingStore(store, timeout=args.timeout)
     except AdapterContractError as exc:
         raise _AdapterFailure(str(exc)) from None
-    if args.store is None:
-        identity["capabilities"] = [
-            "atomic-batch", "commit-flags", "concurrent-writers", "durable", "errors",
-            "knowledge", "state", "turn-records",
-        ]
-    else:
-        identity["capabilities"] = sorted(proxy.capabilities)
+    identity["capabilities"] = sorted(proxy.capabilities)
     identity["store_type"] = f"{type(store).__module__}.{type(store).__qualname__}"
     identity["store_version"] = str(getattr(store, "version", "") or "")
     proxy.close()
     close = getattr(store, "close", None)
     if callable(close):
         close()
+    probe_dir.cleanup()
     return identity
 
 
@@ -206,8 +202,8 @@ def _pytest_args(
         "--strict-markers", "-W", "error",
         "--memconform-outcomes", str(outcomes), "--memconform-timeout", str(args.timeout),
     ]
-    if args.store:
-        argv += ["--store", args.store]
+    argv += ["--store", args.store or f"sqlite:///{outcomes.parent / 'memconform.db'}"]
+    argv += ["--memconform-subject", _subject(args)]
     if args.runtime:
         argv += ["--runtime", args.runtime]
     if args.mutant:
@@ -217,6 +213,10 @@ def _pytest_args(
     if args.jobs > 1:
         argv += ["-n", str(args.jobs)]
     return argv
+
+
+def _subject(args: argparse.Namespace) -> str:
+    return "runtime" if args.runtime else "store" if args.store else "both"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -263,7 +263,7 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_KIT
         outcomes = json.loads(outcomes_path.read_text(encoding="utf-8"))
     finished = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    subject = "runtime" if args.runtime else "store" if args.store else "both"
+    subject = _subject(args)
     header = {
         "kit": {"name": "memconform", "version": __version__},
         "catalogue": {"version": catalogue.version, "hash": catalogue.digest},

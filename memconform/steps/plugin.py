@@ -6,6 +6,7 @@ runs its own features. Options:
 - ``--store URL``: the store under test (default: SQLite in a temporary folder).
 - ``--runtime module:factory``: the runtime under test (default: the simulator).
 - ``--mutant NAME``: replace the store or runtime with a deliberately broken one.
+- ``--memconform-subject``: ``store``, ``runtime`` or ``both`` (default: inferred).
 - ``--memconform-outcomes PATH``: write one JSON object per scenario outcome.
 - ``--memconform-timeout SECONDS``: how long one store call may take.
 
@@ -45,6 +46,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--store", default=None, help="store under test, as a URL")
     group.addoption("--runtime", default=None, help="runtime under test, as module:factory")
     group.addoption("--mutant", default=None, help="run against the named mutant")
+    group.addoption(
+        "--memconform-subject", default=None, choices=("store", "runtime", "both"),
+        help="what the run judges (default: from --store / --runtime)",
+    )
     group.addoption("--memconform-outcomes", default=None, help="write scenario outcomes here")
     group.addoption(
         "--memconform-timeout", type=float, default=DEFAULT_TIMEOUT,
@@ -146,6 +151,9 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
 @pytest.fixture(scope="session")
 def subject(request: pytest.FixtureRequest) -> str:
     """What this run judges: ``store``, ``runtime`` or ``both`` (the default)."""
+    chosen = request.config.getoption("--memconform-subject")
+    if chosen:
+        return str(chosen)
     if request.config.getoption("--runtime"):
         return "runtime"
     if request.config.getoption("--store"):
