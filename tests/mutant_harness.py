@@ -21,6 +21,7 @@ def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]
     The child's exit code is not checked: failing scenarios are the point.
     A child that wrote no outcomes (a crash of the kit) fails loudly.
     """
+    tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "outcomes.json"
     proc = subprocess.run(
         [

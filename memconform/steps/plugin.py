@@ -55,6 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--memconform-timeout", type=float, default=DEFAULT_TIMEOUT,
         help="seconds one store call may take",
     )
+    group.addoption(
+        "--memconform-thoroughness", choices=("fast", "thorough"), default="fast",
+        help="how hard the property checks search (thorough when certifying)",
+    )
+    group.addoption(
+        "--export-failures", default=None,
+        help="write each property counterexample as a .feature file into this folder",
+    )
 
 
 def step_modules() -> list[str]:
@@ -71,7 +79,7 @@ def step_modules() -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     for rule in load_catalogue():
         config.addinivalue_line("markers", f"{rule.id}: {rule.level} {rule.text[:80]}")
-    for tag in ("golden", "variant", "slow-scenario"):
+    for tag in ("golden", "variant", "slow-scenario", "property"):
         config.addinivalue_line("markers", f"{tag}: memconform scenario tag")
     from memconform.adapters.contract import Capability
 
@@ -204,9 +212,13 @@ def pytest_runtest_makereport(
     report = yield
     if report.when == "call" or (report.when == "setup" and not report.passed):
         rules = sorted({m.name for m in item.iter_markers() if RULE_TAG.match(m.name)})
+        exc = call.excinfo.value if call.excinfo else None
+        narrowed = getattr(exc, "rules", None)
+        if rules and isinstance(narrowed, tuple) and set(narrowed) & set(rules):
+            rules = sorted(set(narrowed) & set(rules))
+            _export(item, rules, exc)
         if rules:
             outcome, message = _classify(call, report)
-            exc = call.excinfo.value if call.excinfo else None
             timeline = item.stash.get(_TIMELINE, None)
             record = {
                 "nodeid": item.nodeid,
@@ -222,6 +234,20 @@ def pytest_runtest_makereport(
             }
             report.user_properties.append(("memconform", json.dumps(record)))
     return report
+
+
+def _export(item: pytest.Item, rules: list[str], exc: BaseException | None) -> None:
+    """Write a property counterexample as a feature when ``--export-failures`` is set."""
+    folder = item.config.getoption("--export-failures")
+    steps = getattr(exc, "steps", None)
+    if not folder or not isinstance(steps, list):
+        return
+    from memconform.properties.export import export_counterexample
+
+    store = item.config.getoption("--store") or "the default store"
+    mutant = item.config.getoption("--mutant")
+    origin = f"{item.name} against {store}" + (f" (mutant {mutant})" if mutant else "")
+    export_counterexample(Path(folder), item.name, rules, steps, origin)
 
 
 def _feature_of(item: pytest.Item) -> str | None:

@@ -1,0 +1,299 @@
+"""A stateful comparison of any store with the reference memory store.
+
+:class:`StoreModel` is a Hypothesis ``RuleBasedStateMachine``: every operation
+(append, window reads, commit flags, error records, turn records, state, facts)
+runs on the store under test and on a fresh :class:`MemoryStore`, and every
+answer is compared. A divergence raises :class:`Divergence`, which names the
+rules it breaks and carries the operations that led to it, so the shrunk
+counterexample can be exported as a Gherkin scenario (see ``export``).
+
+Text a store declares it cannot hold (``UnsupportedValueError``, for example
+NUL in PostgreSQL) is allowed to be refused: the reference then forgets that
+batch too, and the comparison goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from memconform.adapters.contract import (
+    Capability,
+    ConflictError,
+    DuplicateIdError,
+    StoreError,
+    UnsupportedValueError,
+)
+from memconform.adapters.memory import MemoryStore
+from memconform.adapters.proxy import AdapterContractError, RecordingStore
+from memconform.properties.strategies import facts, json_values, message_batches
+from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
+
+__all__ = ["Divergence", "KeyedModel", "MessageModel", "StoreModel", "model_for"]
+
+THREADS = ("A", "B")
+IDS = st.sampled_from(tuple(f"m{i}" for i in range(8)))
+_namespaces = itertools.count(1)
+
+
+class Divergence(AssertionError):
+    """The store under test answered differently from the reference.
+
+    ``rules`` are the rule ids the operation checks; ``steps`` are the operations
+    run so far (JSON), the last one being the divergent one.
+    """
+
+    def __init__(
+        self, rules: tuple[str, ...], what: str, expected: Any, observed: Any,
+        steps: list[dict[str, JSONValue]],
+    ) -> None:
+        super().__init__(f"{what}\nexpected:\n{expected!r}\nobserved:\n{observed!r}")
+        self.rules = rules
+        self.what = what
+        self.expected = repr(expected)
+        self.observed = repr(observed)
+        self.steps = list(steps)
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    """``("ok", value)`` or ``("raised", exception class name)``; contract breaks propagate."""
+    try:
+        return "ok", call()
+    except AdapterContractError:
+        raise
+    except (DuplicateIdError, ConflictError, UnsupportedValueError) as exc:
+        return "raised", type(exc).__name__
+    except StoreError:
+        return "raised", "StoreError"
+    except (ValueError, KeyError) as exc:
+        return "raised", type(exc).__name__
+
+
+class _Model(RuleBasedStateMachine):
+    """Shared state: the store under test, the reference and the operations run."""
+
+    store: RecordingStore  # set by model_for
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reference = MemoryStore()
+        self.space = f"prop{next(_namespaces)}"
+        self.steps: list[dict[str, JSONValue]] = []
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def thread(self, name: str) -> str:
+        return f"{self.space}-{name}"
+
+    def check(
+        self, rules: tuple[str, ...], what: str, expected: Any, observed: Any
+    ) -> None:
+        if expected != observed:
+            raise Divergence(rules, what, expected, observed, self.steps)
+
+    def can(self, capability: Capability) -> bool:
+        return capability.value in self.store.capabilities
+
+    @initialize()
+    def start(self) -> None:
+        self.steps = []
+
+
+class MessageModel(_Model):
+    """Appends, windows, commit flags and error records: the transcript side."""
+
+    # -- core -----------------------------------------------------------------------
+
+    @rule(thread=st.sampled_from(THREADS), batch=message_batches(IDS))
+    def append(self, thread: str, batch: list[Message]) -> None:
+        self.steps.append(
+            {"op": "append", "thread": thread, "batch": [m.to_json() for m in batch]}
+        )
+        observed = _outcome(lambda: self.store.append(self.thread(thread), batch))
+        if observed == ("raised", "UnsupportedValueError"):
+            return  # refused text the store cannot hold; the reference skips it too
+        expected = _outcome(lambda: self.reference.append(self.thread(thread), batch))
+        self.check(("ST-001", "ST-010", "ST-011", "ST-012"), "append outcome", expected, observed)
+
+    @rule(thread=st.sampled_from(THREADS), limit=st.none() | st.integers(-1, 10))
+    def read(self, thread: str, limit: int | None) -> None:
+        self.steps.append({"op": "messages", "thread": thread, "limit": limit})
+        expected = _outcome(lambda: self.reference.messages(self.thread(thread), limit))
+        observed = _outcome(lambda: self.store.messages(self.thread(thread), limit))
+        rules: tuple[str, ...] = ("ST-002", "ST-003", "ST-004", "ST-005", "ST-006", "ST-009", "ST-013", "ST-014")
+        if limit is not None and limit < 0:
+            rules = ("ST-005",)
+        elif limit == 0:
+            rules = ("ST-004",)
+        self.check(rules, f"messages(limit={limit})", expected, observed)
+
+    # -- commit flags ---------------------------------------------------------------------
+
+    @precondition(lambda self: self.can(Capability.COMMIT_FLAGS))
+    @rule(
+        thread=st.sampled_from(THREADS),
+        ids=st.lists(IDS, max_size=3, unique=True),
+        committed=st.booleans(),
+    )
+    def set_committed(self, thread: str, ids: list[str], committed: bool) -> None:
+        self.steps.append(
+            {"op": "set_committed", "thread": thread, "ids": list(ids), "committed": committed}
+        )
+        expected = _outcome(
+            lambda: self.reference.set_committed(self.thread(thread), ids, committed)
+        )
+        observed = _outcome(lambda: self.store.set_committed(self.thread(thread), ids, committed))
+        self.check(("ST-017", "ST-020"), "set_committed outcome", expected, observed)
+
+    @precondition(lambda self: self.can(Capability.COMMIT_FLAGS))
+    @rule(thread=st.sampled_from(THREADS), limit=st.none() | st.integers(0, 6))
+    def read_all(self, thread: str, limit: int | None) -> None:
+        self.steps.append(
+            {"op": "messages", "thread": thread, "limit": limit, "include_uncommitted": True}
+        )
+        expected = self.reference.messages(self.thread(thread), limit, include_uncommitted=True)
+        observed = self.store.messages(self.thread(thread), limit, include_uncommitted=True)
+        self.check(
+            ("ST-017", "ST-018", "ST-019"), f"messages(limit={limit}, include_uncommitted=True)",
+            expected, observed,
+        )
+
+    # -- error records --------------------------------------------------------------------
+
+    @precondition(lambda self: self.can(Capability.ERRORS))
+    @rule(thread=st.sampled_from(THREADS), batch=message_batches(IDS, allow_nul=False))
+    def record_error(self, thread: str, batch: list[Message]) -> None:
+        record = ErrorRecord(
+            run_id=f"run-{len(self.steps)}", error={"type": "Boom", "message": "failed"},
+            messages=tuple(batch),
+        )
+        self.steps.append({"op": "record_error", "thread": thread, "record": record.to_json()})
+        self.reference.record_error(self.thread(thread), record)
+        self.store.record_error(self.thread(thread), record)
+        self.check(
+            ("ST-021",), "messages() after record_error",
+            self.reference.messages(self.thread(thread)), self.store.messages(self.thread(thread)),
+        )
+        self.check(
+            ("ST-022",), "errors()",
+            self.reference.errors(self.thread(thread)), self.store.errors(self.thread(thread)),
+        )
+
+
+class KeyedModel(_Model):
+    """Turn records, working state and durable knowledge: the keyed side."""
+
+    # -- turn records -------------------------------------------------------------------
+
+    @precondition(lambda self: self.can(Capability.TURN_RECORDS))
+    @rule(
+        thread=st.sampled_from(THREADS),
+        outcome=st.sampled_from(("completed", "failed", "refused")),
+        child=st.booleans(),
+        tokens=st.integers(0, 10_000),
+    )
+    def append_record(self, thread: str, outcome: str, child: bool, tokens: int) -> None:
+        n = len(self.steps)
+        record = TurnRecord(
+            turn_id=f"T{n}", thread_id=self.thread(thread), outcome=outcome,
+            parent_turn_id="T0" if child else None, usage={"tokens": tokens},
+        )
+        self.steps.append({"op": "append_record", "record": record.to_json()})
+        self.reference.append_record(record)
+        self.store.append_record(record)
+        self.check(
+            ("ST-023", "ST-024"), "records(thread)",
+            self.reference.records(self.thread(thread)), self.store.records(self.thread(thread)),
+        )
+
+    # -- state --------------------------------------------------------------------------
+
+    @precondition(lambda self: self.can(Capability.STATE))
+    @rule(
+        key=st.sampled_from(("goal", "plan")),
+        value=json_values,
+        expected_version=st.none() | st.integers(1, 4),
+    )
+    def write_state(self, key: str, value: JSONValue, expected_version: int | None) -> None:
+        self.steps.append(
+            {"op": "write_state", "key": key, "value": value, "expected_version": expected_version}
+        )
+        expected = _outcome(
+            lambda: self.reference.write_state(self.space, key, value, expected_version)
+        )
+        observed = _outcome(
+            lambda: self.store.write_state(self.space, key, value, expected_version)
+        )
+        self.check(("ST-025", "ST-026"), "write_state outcome", expected, observed)
+        self.check(
+            ("ST-025", "ST-026"), "read_state after write",
+            self.reference.read_state(self.space, key), self.store.read_state(self.space, key),
+        )
+
+    # -- knowledge ----------------------------------------------------------------------
+
+    @precondition(lambda self: self.can(Capability.KNOWLEDGE))
+    @rule(fact=st.sampled_from(("editor", "timezone")).flatmap(facts))
+    def put_fact(self, fact: Fact) -> None:
+        self.steps.append({"op": "put_fact", "fact": fact.to_json()})
+        self.reference.put_fact(self.space, fact)
+        self.store.put_fact(self.space, fact)
+        self.check(
+            ("ST-028", "ST-029"), "facts()", self.reference.facts(self.space),
+            self.store.facts(self.space),
+        )
+
+    @precondition(lambda self: self.can(Capability.KNOWLEDGE))
+    @rule(subject=st.sampled_from(("editor", "timezone")))
+    def forget(self, subject: str) -> None:
+        self.steps.append({"op": "forget", "subject": subject})
+        expected = self.reference.forget(self.space, subject)
+        observed = self.store.forget(self.space, subject)
+        self.check(("ST-030",), "forget answer", expected, observed)
+        self.check(
+            ("ST-030",), "get_fact after forget", self.reference.get_fact(self.space, subject),
+            self.store.get_fact(self.space, subject),
+        )
+
+
+
+class StoreModel(MessageModel, KeyedModel):
+    """Every operation; used to replay exported counterexamples."""
+
+    def replay(self, step: dict[str, Any]) -> None:
+        """Apply one recorded operation (as written in ``steps``) to both stores."""
+        op = step["op"]
+        if op == "append":
+            self.append(step["thread"], [Message.from_json(m) for m in step["batch"]])
+        elif op == "messages" and step.get("include_uncommitted"):
+            self.read_all(step["thread"], step["limit"])
+        elif op == "messages":
+            self.read(step["thread"], step["limit"])
+        elif op == "set_committed":
+            self.set_committed(step["thread"], step["ids"], step["committed"])
+        elif op == "record_error":
+            record = ErrorRecord.from_json(step["record"])
+            self.record_error(step["thread"], list(record.messages))
+        elif op == "append_record":
+            record_json = step["record"]
+            self.append_record(
+                record_json["thread_id"].rsplit("-", 1)[-1], record_json["outcome"],
+                record_json["parent_turn_id"] is not None, record_json["usage"]["tokens"],
+            )
+        elif op == "write_state":
+            self.write_state(step["key"], step["value"], step["expected_version"])
+        elif op == "put_fact":
+            self.put_fact(Fact.from_json(step["fact"]))
+        elif op == "forget":
+            self.forget(step["subject"])
+        else:
+            raise ValueError(f"unknown recorded operation {op!r}")
+
+
+def model_for(store: RecordingStore, base: type[_Model] = StoreModel) -> type[Any]:
+    """A subclass of ``base`` (a model class of this module) bound to ``store``."""
+    return type(f"Bound{base.__name__}", (base,), {"store": store})

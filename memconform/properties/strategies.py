@@ -1,0 +1,129 @@
+"""Hypothesis strategies for what agents write into memory.
+
+Content strategies cover any Unicode (right-to-left text, emoji, combining
+marks), very long texts, hostile strings (SQL, markup, format strings, control
+characters) and realistic text from Faker (names, emails, URLs), seeded from
+Hypothesis so every example is reproducible.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from memconform.values import Fact, JSONValue, Message
+
+__all__ = [
+    "HOSTILE",
+    "facts",
+    "faker_text",
+    "json_values",
+    "message_batches",
+    "message_texts",
+    "messages",
+]
+
+HOSTILE: tuple[str, ...] = (
+    "'; DROP TABLE messages; --",
+    "\" OR 1=1 --",
+    "<script>alert(1)</script>",
+    "]]><![CDATA[",
+    "{{ 7*7 }} ${jndi:ldap://x} %s%n",
+    "\u202eevil\u202c",
+    "\u0000nul inside",
+    "line\r\nbreak\ttab\x1b[31mansi",
+    "مرحبا بالعالم",
+    "👩‍👩‍👧‍👦🏳️‍🌈",
+    "e\u0301 vs \u00e9",
+    "\ufeffbom",
+)
+"""Strings that break naive stores, renderers and parsers."""
+
+_SAFE_CHARS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
+
+
+@functools.cache
+def _faker() -> Any:
+    from faker import Faker
+
+    return Faker()
+
+
+@st.composite
+def faker_text(draw: st.DrawFn) -> str:
+    """Realistic text (a name, an email, a URL, a sentence) from a seeded Faker."""
+    fake = _faker()
+    fake.seed_instance(draw(st.integers(0, 2**31 - 1)))
+    kind = draw(st.sampled_from(("name", "email", "url", "sentence", "address")))
+    value: str = getattr(fake, kind)()
+    return value
+
+
+def message_texts(*, allow_nul: bool = True, max_size: int = 200) -> SearchStrategy[str]:
+    """Any text a store must keep exactly: Unicode, hostile strings, Faker text,
+    and now and then a long text (tens of kilobytes)."""
+    chars = (
+        st.characters(exclude_categories=["Cs"])
+        if allow_nul
+        else _SAFE_CHARS
+    )
+    hostile = st.sampled_from(HOSTILE if allow_nul else tuple(h for h in HOSTILE if "\0" not in h))
+    plain = st.text(chars, max_size=max_size)
+    long = st.builds(
+        lambda s, n: s * n, st.text(chars, min_size=1, max_size=8), st.integers(200, 1000)
+    )
+    return st.one_of(plain, plain, plain, hostile, faker_text(), long)
+
+
+json_values: SearchStrategy[JSONValue] = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(_SAFE_CHARS, max_size=20),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(_SAFE_CHARS, max_size=8), children, max_size=3),
+    max_leaves=8,
+)
+"""Plain JSON data (no floats: their text form differs between stores)."""
+
+
+@st.composite
+def messages(draw: st.DrawFn, message_id: str, *, allow_nul: bool = True) -> Message:
+    """One message with the given id and arbitrary content."""
+    return Message(
+        id=message_id,
+        role=draw(st.sampled_from(("user", "assistant", "tool", "system"))),
+        text=draw(message_texts(allow_nul=allow_nul)),
+        parts=tuple(draw(st.lists(st.dictionaries(st.sampled_from(("type", "id", "args")),
+                                                   json_values, max_size=3), max_size=2))),
+        run_id=draw(st.none() | st.just("run-1")),
+        round=draw(st.none() | st.integers(1, 9)),
+        turn_id=draw(st.none() | st.just("T1")),
+        metadata=draw(st.dictionaries(st.text(_SAFE_CHARS, max_size=6), json_values, max_size=2)),
+    )
+
+
+@st.composite
+def message_batches(
+    draw: st.DrawFn, ids: SearchStrategy[str], *, allow_nul: bool = True, max_size: int = 4
+) -> list[Message]:
+    """A batch of messages with distinct ids drawn from ``ids``."""
+    chosen = draw(st.lists(ids, min_size=0, max_size=max_size, unique=True))
+    return [draw(messages(i, allow_nul=allow_nul)) for i in chosen]
+
+
+@st.composite
+def facts(draw: st.DrawFn, subject: str) -> Fact:
+    """A fact about ``subject`` with arbitrary provenance."""
+    return Fact(
+        subject=subject,
+        statement=draw(message_texts(allow_nul=False, max_size=60)),
+        writer=draw(st.sampled_from(("agent", "user", "tool:web"))),
+        source=draw(faker_text()),
+        evidence=draw(st.text(_SAFE_CHARS, max_size=30)),
+        written_at=draw(st.sampled_from(("2026-01-01T00:00:00Z", "2026-06-30T12:00:00Z"))),
+        kind=draw(st.sampled_from(("preference", "inference", "observation"))),
+        trust=draw(st.sampled_from(("trusted", "untrusted"))),
+        origin=draw(st.sampled_from(("concluded", "copied"))),
+        recheck_at=draw(st.none() | st.just("2027-01-01T00:00:00Z")),
+    )

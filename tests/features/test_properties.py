@@ -1,0 +1,11 @@
+"""The property checks of the conformance suite, run against the default store."""
+
+from memconform.properties.checks import (
+    test_keyed_data_answers_like_the_reference,
+    test_transcript_answers_like_the_reference,
+)
+
+__all__ = [
+    "test_keyed_data_answers_like_the_reference",
+    "test_transcript_answers_like_the_reference",
+]
