@@ -1,0 +1,77 @@
+"""compare.html: several results side by side, stores by rules.
+
+One column per results file, headed by what it judged (store URL or runtime,
+type and version, declared capabilities, kit and catalogue versions, start
+time, completeness); one row per rule, in the catalogue order of the first
+file (rules only later files hold follow). A cell shows the verdict; a rule
+absent from a file shows ``—``. Files from different catalogue versions are
+flagged, since their verdicts may not mean the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from markupsafe import Markup
+
+from memconform import __version__
+from memconform.reports.escaping import display_document
+from memconform.reports.exitcode import exit_code
+from memconform.reports.html import environment, inline_asset
+from memconform.reports.results import VERDICTS, Results
+
+__all__ = ["render_comparison", "write_comparison"]
+
+
+def render_comparison(results: Sequence[Results]) -> bytes:
+    """The bytes of ``compare.html`` for ``results`` (in the order given)."""
+    if not results:
+        raise ValueError("nothing to compare: give at least one results file")
+    order: dict[str, int] = {}
+    texts: dict[str, tuple[str, str, str]] = {}
+    for res in results:
+        for rule in res.rules:
+            if rule.id not in order:
+                order[rule.id] = len(order)
+                texts[rule.id] = (rule.level, rule.profile, rule.text)
+    cells = [{r.id: r for r in res.rules} for res in results]
+    rows = []
+    for rule_id in order:
+        verdicts = [c[rule_id].verdict if rule_id in c else None for c in cells]
+        level, profile, text = texts[rule_id]
+        rows.append(
+            {
+                "id": rule_id,
+                "level": level,
+                "profile": profile,
+                "text": text,
+                "verdicts": verdicts,
+                "differs": len(set(verdicts)) > 1,
+            }
+        )
+    versions = sorted({str(r.header.get("catalogue", {}).get("version")) for r in results})
+    script, script_src = inline_asset("compare.js")
+    style, style_src = inline_asset("report.css")
+    page = environment().get_template("compare.html.j2").render(
+        columns=[
+            {"r": res, "code": exit_code(res), "n": n + 1} for n, res in enumerate(results)
+        ],
+        rows=rows,
+        verdicts=VERDICTS,
+        versions=versions,
+        kit_version=__version__,
+        script=Markup(script),
+        style=Markup(style),
+        csp=f"default-src 'none'; script-src {script_src}; style-src {style_src}; "
+        "img-src data:; base-uri 'none'; form-action 'none'",
+    )
+    return display_document(page).encode("utf-8")
+
+
+def write_comparison(results: list[Results], out_dir: Path) -> Path:
+    """Write ``compare.html`` for ``results`` into ``out_dir``; return its path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "compare.html"
+    path.write_bytes(render_comparison(results))
+    return path

@@ -1,0 +1,159 @@
+"""report.html: one self-contained page rendered from the results.
+
+The page needs nothing but itself: styles and script are inline, nothing is
+fetched, and a Content-Security-Policy allows only the kit's own script and
+style (by hash), so even text that escaped escaping could not run. Every value
+is HTML-escaped by jinja2's autoescaping; then characters illegal in XML
+(controls, lone surrogates) and other non-printable ones (bidirectional
+overrides, zero-width characters) are turned into visible escapes over the
+whole page (:func:`~memconform.reports.escaping.display_document`). The script reads
+and writes text only through ``textContent`` and attributes; it never builds
+markup from data.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from memconform import __version__
+from memconform.reports.escaping import display_document
+from memconform.reports.exitcode import exit_code
+from memconform.reports.results import VERDICTS, Results, RuleResult
+
+__all__ = [
+    "EXIT_MEANINGS",
+    "element_text",
+    "environment",
+    "inline_asset",
+    "render_html",
+    "store_call_line",
+]
+
+EXIT_MEANINGS = {
+    0: "conformant",
+    1: "non-conformant",
+    3: "adapter error",
+    4: "kit error",
+    5: "usage error",
+}
+
+
+def element_text(value: Any) -> Markup:
+    """``value`` escaped for element content only (``&``, ``<``, ``>``): quotes
+    stay as they are, which keeps JSON-heavy evidence readable in the source
+    and small. Never use it inside an attribute value."""
+    text = str(value)
+    return Markup(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def store_call_line(entry: Any) -> str:
+    """One timeline entry as one line: ``#3 store append("t1", [..]) → None``."""
+    if not isinstance(entry, dict):
+        return json.dumps(entry, ensure_ascii=False, sort_keys=True)
+    rest = {k: v for k, v in entry.items() if k not in ("seq", "kind", "name")}
+    args = rest.pop("args", None)
+    kwargs = rest.pop("kwargs", None)
+    result = rest.pop("result", None) if "result" in rest else ...
+    raised = rest.pop("raised", None)
+    hung = rest.pop("hung", None)
+    shown = [json.dumps(a, ensure_ascii=False, sort_keys=True) for a in args or ()]
+    shown += [
+        f"{k}={json.dumps(v, ensure_ascii=False, sort_keys=True)}"
+        for k, v in sorted((kwargs or {}).items())
+    ]
+    line = f"#{entry.get('seq', '?')} {entry.get('kind', '?')} {entry.get('name', '?')}"
+    if args is not None or kwargs:
+        line += f"({', '.join(shown)})"
+    if rest:
+        line += " " + json.dumps(rest, ensure_ascii=False, sort_keys=True)
+    if result is not ...:
+        line += " → " + json.dumps(result, ensure_ascii=False, sort_keys=True)
+    if isinstance(raised, dict):
+        line += f" raised {raised.get('type', '?')}: {raised.get('message', '')}"
+    elif raised is not None:
+        line += f" raised {raised}"
+    if hung:
+        line += " (hung: no answer within the timeout)"
+    return line
+
+
+def inline_asset(name: str) -> tuple[str, str]:
+    """(text, CSP source) of a bundled script or style sheet."""
+    return _asset(name)
+
+
+@cache
+def _asset(name: str) -> tuple[str, str]:
+    text = resources.files("memconform.reports").joinpath("templates", name).read_text("utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return text, f"'sha256-{digest}'"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The jinja2 environment of every page: autoescape on, strict undefined."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("memconform.reports", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["call_line"] = store_call_line
+    env.filters["element_text"] = element_text
+    return env
+
+
+def _matrix(rules: Sequence[RuleResult], key: str) -> list[tuple[str, dict[str, int]]]:
+    groups: dict[str, dict[str, int]] = {}
+    for rule in rules:
+        counts = groups.setdefault(getattr(rule, key), dict.fromkeys(VERDICTS, 0))
+        counts[rule.verdict] += 1
+    return list(groups.items())
+
+
+def render_html(results: Results) -> bytes:
+    """The bytes of ``report.html`` (UTF-8, deterministic)."""
+    script, script_src = _asset("report.js")
+    style, style_src = _asset("report.css")
+    code = exit_code(results)
+    totals = results.totals
+    shown_verdicts = [v for v in VERDICTS if totals[v]]
+    levels = [lv for lv in ("MUST", "SHOULD", "MAY") if any(r.level == lv for r in results.rules)]
+    page = environment().get_template("report.html.j2").render(
+        r=results,
+        header=results.header,
+        code=code,
+        meaning=EXIT_MEANINGS.get(code, "unknown"),
+        totals=totals,
+        verdicts=VERDICTS,
+        shown_verdicts=shown_verdicts,
+        by_profile=_matrix(results.rules, "profile"),
+        by_level=sorted(
+            _matrix(results.rules, "level"), key=lambda kv: ("MUST", "SHOULD", "MAY").index(kv[0])
+        ),
+        profiles=list(dict.fromkeys(r.profile for r in results.rules)),
+        levels=levels,
+        baseline=results.baseline,
+        honoured=results.baseline_honoured,
+        must_share=results.must_share,
+        kit_version=__version__,
+        documents=sorted(
+            {(r.source_document, r.source_title) for r in results.rules}
+        ),
+        script=Markup(script),
+        style=Markup(style),
+        csp=f"default-src 'none'; script-src {script_src}; style-src {style_src}; "
+        "img-src data:; base-uri 'none'; form-action 'none'",
+    )
+    return display_document(page).encode("utf-8")

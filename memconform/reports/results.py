@@ -1,0 +1,627 @@
+"""The results model: what one run established, rule by rule.
+
+``results.json`` is the single source of every report; HTML, JUnit XML, the
+badge and the comparison page are renderings of a :class:`Results`. The file
+has four parts:
+
+- ``header``: what was judged and how (kit, catalogue, store or runtime
+  identity, declared capabilities, seed, environment, start and finish times,
+  selection, mode);
+- ``rules``: one entry per catalogue rule, in catalogue order, with its
+  verdict, the reason for it, and the evidence (scenarios with their outcome,
+  failing step, expected vs observed, the store calls made, and a one-line
+  command re-running just that rule);
+- ``classes`` and ``conformance``: the conformance classes claimed and achieved;
+- ``footer``: totals per verdict and whether the report is complete.
+
+Every catalogue rule has an entry, so totals always add up to the catalogue
+size: a rule the run does not judge has the verdict ``not-scored`` with the
+reason (another subject, not selected, untested by design). A scored rule that
+no scenario exercised has the verdict ``not-run`` and makes the report
+incomplete. A file without a footer, or with fewer rules than its catalogue
+held and no stated selection, loads as incomplete.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memconform.reports.escaping import redact_identity
+
+__all__ = [
+    "CLASS_STATUSES",
+    "EVIDENCE_OUTCOMES",
+    "FORMAT",
+    "OUTCOMES",
+    "VERDICTS",
+    "BaselineUse",
+    "ClassResult",
+    "Footer",
+    "Results",
+    "ResultsError",
+    "RuleResult",
+    "ScenarioEvidence",
+    "json_safe",
+    "load_results",
+    "totals_of",
+]
+
+FORMAT = "memconform-results/1"
+"""The value of ``format`` in every results file this kit writes."""
+
+VERDICTS = (
+    "pass", "fail", "warn", "unsupported", "xfail", "stale", "error", "not-run", "not-scored",
+)
+"""Every verdict, in the order reports list them."""
+
+OUTCOMES = ("passed", "failed", "error", "unsupported", "skipped", "crashed")
+"""Scenario outcomes as the pytest plugin records them."""
+
+EVIDENCE_OUTCOMES = ("failed", "error", "crashed")
+"""Outcomes whose timeline entries are kept in full as evidence."""
+
+CLASS_STATUSES = ("achieved", "partial", "not-achieved", "not-claimed", "not-scored")
+BASELINE_STATUSES = ("applied", "stale", "expired", "not-applied")
+
+
+class ResultsError(ValueError):
+    """A results file cannot be read as results: not JSON, or the wrong shape."""
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON data: mappings with text keys, lists, text,
+    finite numbers, booleans and null; anything else becomes its ``repr``."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class ScenarioEvidence:
+    """One scenario that exercised a rule, and what it saw.
+
+    ``store_calls`` holds the timeline entries (store calls, model calls, tool
+    runs, hooks) of a scenario that did not pass (``failed``, ``error``,
+    ``crashed``); for the others it is empty and only ``store_call_count``
+    says how many there were, which keeps results files small without losing
+    any evidence of a broken rule.
+    """
+
+    nodeid: str
+    scenario: str
+    feature: str | None
+    outcome: str
+    message: str = ""
+    failing_step: str | None = None
+    expected: str | None = None
+    observed: str | None = None
+    store_calls: tuple[Any, ...] = ()
+    store_call_count: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "nodeid": self.nodeid,
+            "scenario": self.scenario,
+            "feature": self.feature,
+            "outcome": self.outcome,
+            "message": self.message,
+            "failing_step": self.failing_step,
+            "expected": self.expected,
+            "observed": self.observed,
+            "store_calls": list(self.store_calls),
+            "store_call_count": self.store_call_count,
+        }
+
+
+@dataclass(frozen=True)
+class BaselineUse:
+    """How one baseline entry was used: ``applied`` (a failure became
+    ``xfail``), ``stale`` (the rule passes now), ``expired`` (counted as not
+    listed) or ``not-applied`` (the rule neither failed nor passed)."""
+
+    rule: str
+    reason: str
+    expires: str | None
+    issue: str | None
+    status: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "rule": self.rule,
+            "reason": self.reason,
+            "expires": self.expires,
+            "issue": self.issue,
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """The verdict on one rule with its evidence."""
+
+    id: str
+    level: str
+    profile: str
+    subject: str
+    capability: str | None
+    source_document: str
+    source_title: str
+    source_section: str
+    text: str
+    decision: str | None
+    untested: str | None
+    verdict: str
+    reason: str
+    kit_error: bool = False
+    baseline: BaselineUse | None = None
+    scenarios: tuple[ScenarioEvidence, ...] = ()
+    rerun: str | None = None
+
+    @property
+    def conformance_class(self) -> str:
+        """``core`` or the capability the rule needs."""
+        return self.capability or "core"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "id": self.id,
+            "level": self.level,
+            "profile": self.profile,
+            "subject": self.subject,
+            "capability": self.capability,
+            "class": self.conformance_class,
+            "source": {
+                "document": self.source_document,
+                "title": self.source_title,
+                "section": self.source_section,
+            },
+            "text": self.text,
+            "decision": self.decision,
+            "untested": self.untested,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "kit_error": self.kit_error,
+            "baseline": None if self.baseline is None else self.baseline.to_json(),
+            "scenarios": [s.to_json() for s in self.scenarios],
+            "rerun": self.rerun,
+        }
+
+
+@dataclass(frozen=True)
+class ClassResult:
+    """One conformance class: ``core`` or a capability.
+
+    ``status`` is ``achieved`` (claimed, scored, every scored MUST rule passes),
+    ``partial`` (the same, but a stated selection left some of the class's
+    rules out, so nothing is claimed), ``not-achieved``, ``not-claimed`` (the
+    capability is declared absent; never shown as passed) or ``not-scored``
+    (claimed, but this run judged none of its rules). ``must_total`` counts
+    the scored MUST rules that ran (not those the store could not support),
+    ``must_passed`` those that pass (a stale baseline entry does not change
+    that the rule passes) and ``must_xfail`` those excused by the baseline
+    (counted as not passed, shown apart).
+    """
+
+    name: str
+    claimed: bool
+    status: str
+    scored: int
+    must_total: int
+    must_passed: int
+    must_xfail: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "name": self.name,
+            "claimed": self.claimed,
+            "status": self.status,
+            "scored": self.scored,
+            "must_total": self.must_total,
+            "must_passed": self.must_passed,
+            "must_xfail": self.must_xfail,
+        }
+
+
+@dataclass(frozen=True)
+class Footer:
+    """Totals per verdict and the completeness of the report.
+
+    ``rules`` equals the number of rule entries and the sum of ``totals``.
+    ``complete`` is false when a scored rule has no outcome, when outcomes name
+    rules the catalogue does not hold, or when the run stopped early;
+    ``reason`` then says which.
+    """
+
+    totals: dict[str, int]
+    rules: int
+    scored: int
+    complete: bool
+    reason: str | None
+    kit_error: bool
+    unknown_rules: tuple[str, ...]
+    exit_code: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "totals": dict(self.totals),
+            "rules": self.rules,
+            "scored": self.scored,
+            "complete": self.complete,
+            "reason": self.reason,
+            "kit_error": self.kit_error,
+            "unknown_rules": list(self.unknown_rules),
+            "exit_code": self.exit_code,
+        }
+
+
+def totals_of(rules: Sequence[RuleResult]) -> dict[str, int]:
+    """Count of rules per verdict, every verdict present (zeros included)."""
+    totals = dict.fromkeys(VERDICTS, 0)
+    for rule in rules:
+        totals[rule.verdict] = totals.get(rule.verdict, 0) + 1
+    return totals
+
+
+@dataclass(frozen=True)
+class Results:
+    """One run's results. ``problems`` are integrity problems found when a file
+    was loaded (they are not written back; the footer is kept as read)."""
+
+    header: dict[str, Any]
+    rules: tuple[RuleResult, ...]
+    classes: tuple[ClassResult, ...]
+    baseline: dict[str, Any] | None
+    footer: Footer | None
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def complete(self) -> bool:
+        """Whether the report covers what it claims to cover."""
+        return self.footer is not None and self.footer.complete and not self.problems
+
+    @property
+    def incomplete_reason(self) -> str | None:
+        """Why the report is incomplete (``None`` when it is complete)."""
+        reasons = list(self.problems)
+        if self.footer is not None and not self.footer.complete and self.footer.reason:
+            reasons.insert(0, self.footer.reason)
+        if not reasons and not self.complete:
+            reasons.append("the footer marks the report incomplete")
+        return "; ".join(reasons) or None
+
+    @property
+    def kit_error(self) -> bool:
+        """Whether a bug in the kit itself showed in this run."""
+        footer_flag = self.footer is not None and self.footer.kit_error
+        return footer_flag or any(r.kit_error for r in self.rules)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Count of rules per verdict, recomputed from the rule entries."""
+        return totals_of(self.rules)
+
+    @property
+    def claimed(self) -> list[str]:
+        """The conformance classes claimed, in class order."""
+        return [c.name for c in self.classes if c.claimed]
+
+    @property
+    def achieved(self) -> list[str]:
+        """The conformance classes achieved, in class order."""
+        return [c.name for c in self.classes if c.status == "achieved"]
+
+    @property
+    def must_share(self) -> tuple[int, int]:
+        """(MUST rules passed, MUST rules judged) within the claimed classes."""
+        claimed = [c for c in self.classes if c.claimed]
+        return sum(c.must_passed for c in claimed), sum(c.must_total for c in claimed)
+
+    @property
+    def baseline_honoured(self) -> list[dict[str, Any]]:
+        """Baseline entries that turned a failure into ``xfail``."""
+        if self.baseline is None:
+            return []
+        return [e for e in self.baseline["entries"] if e["status"] == "applied"]
+
+    def identity(self) -> str:
+        """One line naming what was judged (store URL or runtime)."""
+        store = self.header.get("store") or {}
+        runtime = self.header.get("runtime") or {}
+        subject = self.header.get("subject")
+        if subject == "runtime" and runtime.get("identity"):
+            return str(runtime["identity"])
+        return str(store.get("url") or runtime.get("identity") or "unknown")
+
+    def to_json(self) -> dict[str, Any]:
+        """The canonical JSON data of ``results.json``."""
+        passed, total = self.must_share
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "header": self.header,
+            "rules": [r.to_json() for r in self.rules],
+            "classes": [c.to_json() for c in self.classes],
+            "conformance": {
+                "claimed": self.claimed,
+                "achieved": self.achieved,
+                "must_passed": passed,
+                "must_total": total,
+            },
+            "baseline": self.baseline,
+        }
+        if self.footer is not None:
+            data["footer"] = self.footer.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> Results:
+        """Rebuild results from their JSON data, checking the shape and noting
+        integrity problems. Raises :class:`ResultsError` for a wrong shape."""
+        return _parse(data)
+
+
+# -- reading ------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed access to one JSON object that names the path of whatever is wrong.
+
+    Every key in ``required`` must be present (``nullable`` reads accept a
+    null value); no key outside ``required`` and ``also`` may appear.
+    """
+
+    def __init__(
+        self, data: Any, path: str, required: Sequence[str], also: Sequence[str] = ()
+    ) -> None:
+        if not isinstance(data, dict):
+            raise ResultsError(f"{path}: expected an object")
+        missing = [k for k in required if k not in data]
+        if missing:
+            raise ResultsError(f"{path}.{missing[0]}: missing")
+        unknown = sorted(set(data) - set(required) - set(also))
+        if unknown:
+            raise ResultsError(f"{path}.{unknown[0]}: unknown field")
+        self.data = data
+        self.path = path
+
+    def get(self, key: str, kind: type | tuple[type, ...], nullable: bool = False) -> Any:
+        value = self.data.get(key)
+        if value is None and (nullable or key not in self.data):
+            return None
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ResultsError(f"{self.path}.{key}: has type {type(value).__name__}")
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            raise ResultsError(f"{self.path}.{key}: is negative")
+        return value
+
+    def text(self, key: str, nullable: bool = False) -> Any:
+        return self.get(key, str, nullable)
+
+    def choice(self, key: str, allowed: Sequence[str]) -> str:
+        value: str = self.get(key, str)
+        if value not in allowed:
+            raise ResultsError(f"{self.path}.{key}: {value!r} is not one of {', '.join(allowed)}")
+        return value
+
+
+_SCENARIO_KEYS = (
+    "nodeid", "scenario", "feature", "outcome", "message", "failing_step", "expected",
+    "observed", "store_calls", "store_call_count",
+)
+_BASELINE_KEYS = ("rule", "reason", "expires", "issue", "status")
+_RULE_KEYS = (
+    "id", "level", "profile", "subject", "capability", "class", "source", "text", "decision",
+    "untested", "verdict", "reason", "kit_error", "baseline", "scenarios", "rerun",
+)
+_CLASS_KEYS = (
+    "name", "claimed", "status", "scored", "must_total", "must_passed", "must_xfail",
+)
+_FOOTER_KEYS = (
+    "totals", "rules", "scored", "complete", "reason", "kit_error", "unknown_rules", "exit_code",
+)
+_HEADER_KEYS = (
+    "kit", "catalogue", "subject", "store", "runtime", "mutant", "seed", "environment",
+    "started", "finished", "selection", "mode", "stopped_early", "extra",
+)
+_TOP_KEYS = ("format", "header", "rules", "classes", "conformance", "baseline")
+
+
+def _scenario(data: Any, path: str) -> ScenarioEvidence:
+    r = _Reader(data, path, _SCENARIO_KEYS)
+    return ScenarioEvidence(
+        nodeid=r.text("nodeid"),
+        scenario=r.text("scenario"),
+        feature=r.text("feature", nullable=True),
+        outcome=r.choice("outcome", OUTCOMES),
+        message=r.text("message"),
+        failing_step=r.text("failing_step", nullable=True),
+        expected=r.text("expected", nullable=True),
+        observed=r.text("observed", nullable=True),
+        store_calls=tuple(r.get("store_calls", list)),
+        store_call_count=r.get("store_call_count", int),
+    )
+
+
+def _baseline_use(data: Any, path: str) -> BaselineUse:
+    r = _Reader(data, path, _BASELINE_KEYS)
+    return BaselineUse(
+        rule=r.text("rule"),
+        reason=r.text("reason"),
+        expires=r.text("expires", nullable=True),
+        issue=r.text("issue", nullable=True),
+        status=r.choice("status", BASELINE_STATUSES),
+    )
+
+
+def _rule(data: Any, path: str) -> RuleResult:
+    r = _Reader(data, path, _RULE_KEYS)
+    source = _Reader(r.get("source", dict), f"{path}.source", ("document", "title", "section"))
+    raw_baseline = r.get("baseline", dict, nullable=True)
+    return RuleResult(
+        id=r.text("id"),
+        level=r.choice("level", ("MUST", "SHOULD", "MAY")),
+        profile=r.text("profile"),
+        subject=r.choice("subject", ("store", "runtime")),
+        capability=r.text("capability", nullable=True),
+        source_document=source.text("document"),
+        source_title=source.text("title"),
+        source_section=source.text("section"),
+        text=r.text("text"),
+        decision=r.text("decision", nullable=True),
+        untested=r.text("untested", nullable=True),
+        verdict=r.choice("verdict", VERDICTS),
+        reason=r.text("reason"),
+        kit_error=r.get("kit_error", bool),
+        baseline=None if raw_baseline is None else _baseline_use(raw_baseline, f"{path}.baseline"),
+        scenarios=tuple(
+            _scenario(s, f"{path}.scenarios[{i}]")
+            for i, s in enumerate(r.get("scenarios", list))
+        ),
+        rerun=r.text("rerun", nullable=True),
+    )
+
+
+def _class(data: Any, path: str) -> ClassResult:
+    r = _Reader(data, path, _CLASS_KEYS)
+    return ClassResult(
+        name=r.text("name"),
+        claimed=r.get("claimed", bool),
+        status=r.choice("status", CLASS_STATUSES),
+        scored=r.get("scored", int),
+        must_total=r.get("must_total", int),
+        must_passed=r.get("must_passed", int),
+        must_xfail=r.get("must_xfail", int),
+    )
+
+
+def _footer(data: Any) -> Footer:
+    r = _Reader(data, "footer", _FOOTER_KEYS)
+    totals = r.get("totals", dict)
+    for key, value in totals.items():
+        if key not in VERDICTS or not isinstance(value, int) or isinstance(value, bool):
+            raise ResultsError(f"footer.totals.{key}: not a verdict count")
+    unknown = r.get("unknown_rules", list)
+    if not all(isinstance(u, str) for u in unknown):
+        raise ResultsError("footer.unknown_rules: expected rule ids")
+    return Footer(
+        totals={v: int(totals.get(v, 0)) for v in VERDICTS},
+        rules=r.get("rules", int),
+        scored=r.get("scored", int),
+        complete=r.get("complete", bool),
+        reason=r.text("reason", nullable=True),
+        kit_error=r.get("kit_error", bool),
+        unknown_rules=tuple(unknown),
+        exit_code=r.get("exit_code", int),
+    )
+
+
+def _header(data: Any) -> dict[str, Any]:
+    h = _Reader(data, "header", _HEADER_KEYS)
+    kit = _Reader(h.get("kit", dict), "header.kit", ("name", "version"))
+    kit.text("version", nullable=True)
+    catalogue = _Reader(h.get("catalogue", dict), "header.catalogue", ("version", "hash", "rules"))
+    catalogue.text("version")
+    catalogue.text("hash")
+    catalogue.get("rules", int)
+    h.choice("subject", ("store", "runtime", "both"))
+    store_keys = ("url", "type", "version", "capabilities")
+    store = _Reader(h.get("store", dict), "header.store", store_keys)
+    for key in ("url", "type", "version"):
+        store.text(key, nullable=True)
+    if not all(isinstance(c, str) for c in store.get("capabilities", list)):
+        raise ResultsError("header.store.capabilities: expected names")
+    runtime = _Reader(h.get("runtime", dict), "header.runtime", ("identity", "version"))
+    runtime.text("identity", nullable=True)
+    runtime.text("version", nullable=True)
+    environment = _Reader(h.get("environment", dict), "header.environment", ("python", "os"))
+    environment.text("python", nullable=True)
+    environment.text("os", nullable=True)
+    for key in ("mutant", "started", "finished", "stopped_early"):
+        h.text(key, nullable=True)
+    h.get("seed", (int, str), nullable=True)
+    selection = h.get("selection", dict, nullable=True)
+    if selection is not None:
+        chosen = _Reader(selection, "header.selection", ("profiles", "rules"))
+        for key in ("profiles", "rules"):
+            if not all(isinstance(x, str) for x in chosen.get(key, list)):
+                raise ResultsError(f"header.selection.{key}: expected names")
+    h.choice("mode", ("run", "certify"))
+    h.get("extra", dict)
+    header = dict(data)
+    url = data["store"]["url"]
+    if url is not None:
+        header["store"] = {**data["store"], "url": redact_identity(url)}
+    return header
+
+
+def _parse(data: Any) -> Results:
+    if isinstance(data, dict) and data.get("format") != FORMAT:
+        raise ResultsError(f"results.format: {data.get('format')!r} is not {FORMAT!r}")
+    top = _Reader(data, "results", _TOP_KEYS, also=("footer",))
+    header = _header(data["header"])
+    catalogue_size = header["catalogue"]["rules"]
+    selection = header["selection"]
+    rules = tuple(_rule(x, f"rules[{i}]") for i, x in enumerate(top.get("rules", list)))
+    classes = tuple(_class(x, f"classes[{i}]") for i, x in enumerate(top.get("classes", list)))
+    top.get("conformance", dict)
+    baseline = top.get("baseline", dict, nullable=True)
+    if baseline is not None:
+        entries = _Reader(baseline, "baseline", ("source", "entries")).get("entries", list)
+        for i, entry in enumerate(entries):
+            _baseline_use(entry, f"baseline.entries[{i}]")
+    raw_footer = top.get("footer", dict)
+    footer = None if raw_footer is None else _footer(raw_footer)
+
+    problems: list[str] = []
+    if footer is None:
+        problems.append("no footer: the results were cut short before the run finished")
+    ids = [r.id for r in rules]
+    if len(set(ids)) != len(ids):
+        problems.append("a rule appears more than once")
+    if len(rules) < catalogue_size and selection is None:
+        problems.append(
+            f"holds {len(rules)} of the {catalogue_size} catalogue rules and states no selection"
+        )
+    if footer is not None and (
+        footer.rules != len(rules) or footer.totals != totals_of(rules)
+    ):
+        problems.append("the footer totals disagree with the rule entries")
+    return Results(header, rules, classes, baseline, footer, tuple(problems))
+
+
+def load_results(path: Path) -> Results:
+    """Read and check a ``results.json``.
+
+    Raises :class:`ResultsError` (a ``ValueError``) when the file is not UTF-8
+    JSON of the results shape, and ``OSError`` when it cannot be read. A file of
+    the right shape that lacks its footer, whose footer disagrees with its
+    rules, or that holds fewer rules than its catalogue without a stated
+    selection, loads with ``complete`` false and the reason in
+    ``incomplete_reason``.
+    """
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path.name}: not UTF-8 ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path.name}: not JSON, perhaps cut short ({exc})") from None
+    try:
+        return _parse(data)
+    except ResultsError as exc:
+        raise ResultsError(f"{path.name}: {exc}") from None

@@ -1,0 +1,449 @@
+"""From scenario outcomes to per-rule verdicts, classes and totals.
+
+:func:`build_results` is the one place verdicts are decided. For each
+catalogue rule, in catalogue order:
+
+1. Scope. A rule is ``not-scored`` (with the reason) when a selection was
+   stated and does not hold it, when its subject is not the run's subject (a
+   ``store`` run scores store rules, a ``runtime`` run runtime rules, ``both``
+   scores all), or when it is an ``untested`` MAY rule that no scenario ran.
+2. Outcomes. Over the rule's scenarios: any ``crashed`` → ``error`` flagged as
+   a kit error; else any ``error`` → ``error``; else any ``failed`` → ``fail``
+   for a MUST rule, ``warn`` for a SHOULD or MAY rule; else any ``passed`` →
+   ``pass``; else any ``unsupported`` → ``unsupported``; else (no scenario, or
+   all skipped) → ``not-run``, and the report is incomplete.
+3. Baseline. A listed, unexpired rule whose verdict is ``fail`` or ``warn``
+   becomes ``xfail``; one that passes becomes ``stale``; other verdicts are
+   left alone (a baseline never hides an adapter error or a kit error).
+
+Conformance classes are ``core`` plus one per capability; a rule belongs to
+the class of the capability it needs (``core`` when none). Claimed classes
+are ``core`` and the declared capabilities. A claimed class is achieved when
+it has scored rules that ran and every such MUST rule passes (``unsupported``
+ones excepted: they could not be judged). When a stated selection left out
+some of the class's rules for the run's subject, the class is at most
+``partial``: a partial run never claims a class. Nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from memconform.adapters.contract import Capability
+from memconform.catalogue import DOCUMENTS, Catalogue, Rule
+from memconform.reports.baseline import Baseline, check_baseline
+from memconform.reports.escaping import redact_identity
+from memconform.reports.exitcode import code_for
+from memconform.reports.results import (
+    EVIDENCE_OUTCOMES,
+    OUTCOMES,
+    BaselineUse,
+    ClassResult,
+    Footer,
+    Results,
+    RuleResult,
+    ScenarioEvidence,
+    json_safe,
+    totals_of,
+)
+
+__all__ = ["CLASSES", "build_results", "normalise_header"]
+
+CLASSES: tuple[str, ...] = ("core", *(c.value for c in Capability))
+"""Every conformance class, in report order."""
+
+_HEADER_KEYS = {
+    "kit", "kit_version", "catalogue", "subject", "store", "store_url", "store_type",
+    "store_version", "capabilities", "runtime", "runtime_version", "mutant", "seed",
+    "python", "os", "environment", "started", "finished", "selection", "certify", "mode",
+    "stopped_early",
+}
+
+
+# -- header ---------------------------------------------------------------------------
+
+
+def _opt_text(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+def _selection(raw: Any, catalogue: Catalogue) -> dict[str, list[str]] | None:
+    if raw is None:
+        return None
+    if isinstance(raw, Mapping):
+        profiles = sorted({str(p) for p in raw.get("profiles") or ()})
+        ids = {str(r) for r in raw.get("rules") or ()}
+    elif isinstance(raw, str):
+        profiles, ids = [], {raw}
+    else:
+        profiles, ids = [], {str(r) for r in raw}
+    order = {r.id: n for n, r in enumerate(catalogue)}
+    return {"profiles": profiles, "rules": sorted(ids, key=lambda i: (order.get(i, len(order)), i))}
+
+
+def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[str, Any]:
+    """The header as results files carry it, from what the command line gives.
+
+    Accepts ``kit`` (``{"name", "version"}``) or ``kit_version``; ``store`` as a
+    URL or ``{"url", "type", "version", "capabilities"}`` with ``store_type``,
+    ``store_version`` and ``capabilities`` beside it; ``runtime`` as an identity
+    or ``{"identity", "version"}``; ``python``/``os`` or ``environment``;
+    ``started``/``finished`` ISO times; ``selection`` as ``None``, a list of
+    rule ids or ``{"profiles", "rules"}``; ``certify`` or ``mode``; ``seed``;
+    ``mutant``; ``stopped_early`` (why the run ended before its end, if so).
+    The catalogue version, hash and size come from ``catalogue`` itself. The
+    store URL is redacted again. Other keys are kept under ``extra``.
+    """
+    subject = header.get("subject", "both")
+    if subject not in ("store", "runtime", "both"):
+        raise ValueError(f"header subject must be store, runtime or both, not {subject!r}")
+    kit = header.get("kit")
+    kit_version = kit.get("version") if isinstance(kit, Mapping) else header.get("kit_version")
+    store = header.get("store")
+    store_info: Mapping[str, Any] = store if isinstance(store, Mapping) else {}
+    url = store_info.get("url") if store_info else (store or header.get("store_url"))
+    capabilities = store_info.get("capabilities", header.get("capabilities")) or ()
+    runtime = header.get("runtime")
+    runtime_info: Mapping[str, Any] = runtime if isinstance(runtime, Mapping) else {}
+    environment = header.get("environment")
+    env: Mapping[str, Any] = environment if isinstance(environment, Mapping) else {}
+    mode = header.get("mode") or ("certify" if header.get("certify") else "run")
+    extra = {k: json_safe(v) for k, v in header.items() if k not in _HEADER_KEYS}
+    seed = header.get("seed")
+    return {
+        "kit": {"name": "memconform", "version": _opt_text(kit_version)},
+        "catalogue": {
+            "version": catalogue.version,
+            "hash": catalogue.digest,
+            "rules": len(catalogue),
+        },
+        "subject": subject,
+        "store": {
+            "url": None if url is None else redact_identity(str(url)),
+            "type": _opt_text(store_info.get("type", header.get("store_type"))),
+            "version": _opt_text(store_info.get("version", header.get("store_version"))),
+            "capabilities": sorted({str(c) for c in capabilities}),
+        },
+        "runtime": {
+            "identity": _opt_text(runtime_info.get("identity") if runtime_info else runtime),
+            "version": _opt_text(runtime_info.get("version", header.get("runtime_version"))),
+        },
+        "mutant": _opt_text(header.get("mutant")),
+        "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else _opt_text(seed),
+        "environment": {
+            "python": _opt_text(env.get("python", header.get("python"))),
+            "os": _opt_text(env.get("os", header.get("os"))),
+        },
+        "started": _opt_text(header.get("started")),
+        "finished": _opt_text(header.get("finished")),
+        "selection": _selection(header.get("selection"), catalogue),
+        "mode": "certify" if mode == "certify" else "run",
+        "stopped_early": _opt_text(header.get("stopped_early")),
+        "extra": extra,
+    }
+
+
+def _start_day(header: Mapping[str, Any]) -> date | None:
+    started = header.get("started")
+    if not started:
+        return None
+    try:
+        return datetime.fromisoformat(str(started).replace("Z", "+00:00")).date()
+    except ValueError:
+        try:
+            return date.fromisoformat(str(started)[:10])
+        except ValueError:
+            return None
+
+
+# -- outcomes -------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(json_safe(value), sort_keys=True, ensure_ascii=False)
+
+
+def _evidence(outcome: Mapping[str, Any]) -> ScenarioEvidence:
+    kind = outcome.get("outcome")
+    message = _text(outcome.get("message")) or ""
+    if kind not in OUTCOMES:
+        message = f"unknown outcome {kind!r} recorded by the kit. {message}".strip()
+        kind = "crashed"
+    raw_calls = outcome.get("store_calls") or []
+    calls = list(raw_calls) if isinstance(raw_calls, list | tuple) else [raw_calls]
+    kept = tuple(json_safe(calls)) if kind in EVIDENCE_OUTCOMES else ()
+    return ScenarioEvidence(
+        nodeid=str(outcome.get("nodeid", "")),
+        scenario=str(outcome.get("scenario", outcome.get("nodeid", ""))),
+        feature=_text(outcome.get("feature")),
+        outcome=str(kind),
+        message=message,
+        failing_step=_text(outcome.get("failing_step")),
+        expected=_text(outcome.get("expected")),
+        observed=_text(outcome.get("observed")),
+        store_calls=kept,
+        store_call_count=len(calls),
+    )
+
+
+def _first(scenarios: Sequence[ScenarioEvidence], outcome: str) -> ScenarioEvidence:
+    return next(s for s in scenarios if s.outcome == outcome)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _judge(rule: Rule, scenarios: Sequence[ScenarioEvidence]) -> tuple[str, str, bool]:
+    """(verdict, reason, kit_error) from a scored rule's scenarios."""
+    counts = Counter(s.outcome for s in scenarios)
+    n = len(scenarios)
+    if counts["crashed"]:
+        s = _first(scenarios, "crashed")
+        return "error", f"the kit crashed in “{s.scenario}”: {_one_line(s.message)}", True
+    if counts["error"]:
+        s = _first(scenarios, "error")
+        what = _one_line(s.message)
+        return "error", f"the adapter broke the contract in “{s.scenario}”: {what}", False
+    if counts["failed"]:
+        s = _first(scenarios, "failed")
+        broken = "MUST" if rule.level == "MUST" else rule.level
+        verdict = "fail" if rule.level == "MUST" else "warn"
+        what = _one_line(s.message.split("\n", 1)[0]) if s.message else "a check failed"
+        where = f"{counts['failed']} of {n} scenarios; first “{s.scenario}”"
+        return verdict, f"{broken} broken in {where}: {what}", False
+    if counts["passed"]:
+        extra = f" ({counts['unsupported']} unsupported)" if counts["unsupported"] else ""
+        plural = "" if counts["passed"] == 1 else "s"
+        return "pass", f"{counts['passed']} scenario{plural} passed{extra}", False
+    if counts["unsupported"]:
+        s = _first(scenarios, "unsupported")
+        why = _one_line(s.message) or "needs a capability the store declares absent"
+        return "unsupported", why, False
+    if counts["skipped"]:
+        s = _first(scenarios, "skipped")
+        return "not-run", f"every scenario was skipped: {_one_line(s.message)}", False
+    return "not-run", "no scenario ran for this rule", False
+
+
+def _scope(
+    rule: Rule, subject: str, selected: set[str] | None, has_outcomes: bool
+) -> str | None:
+    """Why ``rule`` is not scored in this run (``None`` when it is)."""
+    if selected is not None and rule.id not in selected:
+        return "not selected for this run"
+    if subject not in ("both", rule.subject):
+        return f"a {rule.subject} rule; this run judged a {subject}"
+    if rule.untested and not has_outcomes:
+        return f"untested by design: {rule.untested}"
+    return None
+
+
+def _rerun_prefix(header: Mapping[str, Any]) -> str:
+    """``memconform run`` with the options naming what was judged; a rule's
+    re-run command appends ``--rule ID``."""
+    parts = ["memconform", "run"]
+    subject = header["subject"]
+    url = header["store"]["url"]
+    runtime = header["runtime"]["identity"]
+    if subject == "runtime" and runtime:
+        parts += ["--runtime", runtime]
+    elif url and "<" not in url:
+        parts += ["--store", url]
+    if header["mutant"]:
+        parts += ["--mutant", header["mutant"]]
+    return shlex.join(parts)
+
+
+def _apply_baseline(
+    verdict: str, reason: str, rule: Rule, baseline: Baseline | None, day: date | None
+) -> tuple[str, str, BaselineUse | None]:
+    entry = None if baseline is None else baseline.get(rule.id)
+    if entry is None:
+        return verdict, reason, None
+    expires = None if entry.expires is None else entry.expires.isoformat()
+
+    def use(status: str) -> BaselineUse:
+        return BaselineUse(entry.rule, entry.reason, expires, entry.issue, status)
+
+    if entry.expired_on(day):
+        note = f"{reason} (the baseline entry expired on {expires} and no longer counts)"
+        return verdict, note, use("expired")
+    if verdict in ("fail", "warn"):
+        return "xfail", f"known failure in the baseline: {entry.reason} — {reason}", use("applied")
+    if verdict == "pass":
+        why = f"listed in the baseline but passes now: remove the entry ({reason})"
+        return "stale", why, use("stale")
+    return verdict, reason, use("not-applied")
+
+
+def _classes(
+    rules: Sequence[RuleResult], claimed: set[str], unselected: set[str]
+) -> tuple[ClassResult, ...]:
+    out = []
+    for name in CLASSES:
+        members = [r for r in rules if r.conformance_class == name]
+        left_out = any(r.id in unselected for r in members)
+        judged = [r for r in members if r.verdict not in ("not-scored", "unsupported")]
+        must = [r for r in judged if r.level == "MUST"]
+        passed = sum(1 for r in must if r.verdict in ("pass", "stale"))
+        xfail = sum(1 for r in must if r.verdict == "xfail")
+        is_claimed = name in claimed
+        if not is_claimed:
+            status = "not-claimed"
+        elif not judged:
+            status = "not-scored"
+        elif passed == len(must):
+            status = "partial" if left_out else "achieved"
+        else:
+            status = "not-achieved"
+        out.append(ClassResult(name, is_claimed, status, len(judged), len(must), passed, xfail))
+    return tuple(out)
+
+
+def build_results(
+    outcomes: list[dict[str, Any]],
+    catalogue: Catalogue,
+    header: dict[str, Any],
+    baseline: Baseline | None = None,
+) -> Results:
+    """Judge every catalogue rule from the scenario ``outcomes``.
+
+    ``outcomes`` are the records written by ``--memconform-outcomes``;
+    ``header`` is described in :func:`normalise_header`. Raises
+    :class:`~memconform.reports.baseline.BaselineError` when the baseline names
+    a rule the catalogue does not hold (a typo would otherwise hide nothing and
+    say nothing).
+    """
+    head = normalise_header(header, catalogue)
+    if baseline is not None:
+        check_baseline(baseline, catalogue)
+    known = catalogue.ids
+    by_rule: dict[str, list[ScenarioEvidence]] = {}
+    unknown_rules: set[str] = set()
+    for outcome in outcomes:
+        evidence = _evidence(outcome)
+        for raw_id in dict.fromkeys(outcome.get("rules") or ()):
+            rule_id = str(raw_id)
+            if rule_id not in known:
+                unknown_rules.add(rule_id)
+                continue
+            by_rule.setdefault(rule_id, []).append(evidence)
+
+    selection = head["selection"]
+    selected: set[str] | None = None
+    if selection is not None:
+        selected = set(selection["rules"])
+        if selection["profiles"]:  # select() with no profiles would mean every rule
+            selected |= {r.id for r in catalogue.select(profiles=selection["profiles"])}
+    day = _start_day(head)
+    rerun_prefix = _rerun_prefix(head)
+    results: list[RuleResult] = []
+    not_run: list[str] = []
+    for rule in catalogue:
+        scenarios = tuple(
+            sorted(by_rule.get(rule.id, ()), key=lambda s: (s.nodeid, s.outcome, s.message))
+        )
+        excluded = _scope(rule, head["subject"], selected, bool(scenarios))
+        kit_error = False
+        use: BaselineUse | None = None
+        rerun: str | None = None
+        if excluded is not None:
+            verdict, reason = "not-scored", excluded
+        else:
+            verdict, reason, kit_error = _judge(rule, scenarios)
+            verdict, reason, use = _apply_baseline(verdict, reason, rule, baseline, day)
+            rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
+            if verdict == "not-run":
+                not_run.append(rule.id)
+        results.append(
+            RuleResult(
+                id=rule.id,
+                level=rule.level,
+                profile=rule.profile,
+                subject=rule.subject,
+                capability=rule.capability,
+                source_document=rule.source_document,
+                source_title=", ".join(
+                    DOCUMENTS.get(d.strip(), d.strip()) for d in rule.source_document.split(",")
+                ),
+                source_section=rule.source_section,
+                text=rule.text,
+                decision=rule.decision,
+                untested=rule.untested,
+                verdict=verdict,
+                reason=reason,
+                kit_error=kit_error,
+                baseline=use,
+                scenarios=scenarios,
+                rerun=rerun,
+            )
+        )
+    baseline_data = _baseline_summary(baseline, results, day)
+    claimed = {"core", *head["store"]["capabilities"]}
+    unselected = {
+        r.id for r in catalogue
+        if selected is not None and r.id not in selected
+        and head["subject"] in ("both", r.subject)
+    }
+    classes = _classes(results, claimed, unselected)
+    reasons = _incomplete_reasons(not_run, unknown_rules, head["stopped_early"])
+    complete = not reasons
+    kit_error = bool(unknown_rules)
+    scored = sum(1 for r in results if r.verdict != "not-scored")
+    footer = Footer(
+        totals=totals_of(results),
+        rules=len(results),
+        scored=scored,
+        complete=complete,
+        reason="; ".join(reasons) or None,
+        kit_error=kit_error,
+        unknown_rules=tuple(sorted(unknown_rules)),
+        exit_code=code_for(results, kit_error, complete),
+    )
+    return Results(head, tuple(results), classes, baseline_data, footer)
+
+
+def _baseline_summary(
+    baseline: Baseline | None, results: Iterable[RuleResult], day: date | None
+) -> dict[str, Any] | None:
+    if baseline is None:
+        return None
+    used = {r.id: r.baseline for r in results if r.baseline is not None}
+    entries = []
+    for entry in baseline.entries:
+        use = used.get(entry.rule)
+        if use is None:  # the rule was not scored in this run
+            expires = None if entry.expires is None else entry.expires.isoformat()
+            status = "expired" if entry.expired_on(day) else "not-applied"
+            use = BaselineUse(entry.rule, entry.reason, expires, entry.issue, status)
+        entries.append(use.to_json())
+    return {"source": baseline.source, "entries": entries}
+
+
+def _incomplete_reasons(
+    not_run: Sequence[str], unknown: set[str], stopped_early: str | None
+) -> list[str]:
+    reasons = []
+    if stopped_early:
+        reasons.append(f"the run stopped early: {stopped_early}")
+    if not_run:
+        shown = ", ".join(not_run[:10]) + (", …" if len(not_run) > 10 else "")
+        reasons.append(f"scored rules without any outcome: {len(not_run)} ({shown})")
+    if unknown:
+        reasons.append(
+            "outcomes name rules the catalogue does not hold: " + ", ".join(sorted(unknown))
+        )
+    return reasons

@@ -1,0 +1,228 @@
+"""Per-rule verdicts, subject scoring, classes and completeness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memconform.reports import build_results
+from memconform.reports.results import Results, RuleResult
+from tests.reports.factory import catalogue, header, outcome, store_outcomes
+
+
+def _by_id(results: Results) -> dict[str, RuleResult]:
+    return {r.id: r for r in results.rules}
+
+
+def _verdicts(outcomes: list[dict[str, Any]], **head: Any) -> dict[str, str]:
+    results = build_results(outcomes, catalogue(), header(**head))
+    return {r.id: r.verdict for r in results.rules}
+
+
+def test_every_catalogue_rule_has_an_entry_in_catalogue_order() -> None:
+    results = build_results(store_outcomes(), catalogue(), header())
+    assert [r.id for r in results.rules] == [r.id for r in catalogue()]
+    assert results.footer is not None
+    assert sum(results.footer.totals.values()) == results.footer.rules == len(catalogue())
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "level", "expected"),
+    [
+        (["passed"], "MUST", "pass"),
+        (["passed", "failed"], "MUST", "fail"),
+        (["passed", "failed"], "SHOULD", "warn"),
+        (["failed", "error"], "MUST", "error"),
+        (["error", "crashed"], "MUST", "error"),
+        (["unsupported"], "MUST", "unsupported"),
+        (["passed", "unsupported"], "MUST", "pass"),
+        (["skipped"], "MUST", "not-run"),
+        ([], "MUST", "not-run"),
+    ],
+)
+def test_outcomes_combine_into_one_verdict(
+    outcomes: list[str], level: str, expected: str
+) -> None:
+    rule_id = "ST-001" if level == "MUST" else "ST-003"
+    records = [outcome([rule_id], o, name=f"s{n}") for n, o in enumerate(outcomes)]
+    assert _verdicts(records)[rule_id] == expected
+
+
+def test_a_crashed_scenario_is_an_error_flagged_as_a_kit_bug() -> None:
+    results = build_results(
+        [outcome(["ST-001"], "crashed", message="KeyError: 'x'")], catalogue(), header()
+    )
+    rule = _by_id(results)["ST-001"]
+    assert (rule.verdict, rule.kit_error) == ("error", True)
+    assert "kit crashed" in rule.reason
+    adapter = build_results([outcome(["ST-001"], "error")], catalogue(), header())
+    assert not _by_id(adapter)["ST-001"].kit_error
+
+
+def test_an_unknown_outcome_value_is_treated_as_a_kit_crash() -> None:
+    results = build_results([outcome(["ST-001"], "exploded")], catalogue(), header())
+    rule = _by_id(results)["ST-001"]
+    assert rule.verdict == "error"
+    assert rule.kit_error
+    assert rule.scenarios[0].outcome == "crashed"
+
+
+def test_a_store_run_scores_only_store_rules() -> None:
+    verdicts = _verdicts([*store_outcomes(), outcome(["SP-001"], "failed")])
+    assert verdicts["SP-001"] == "not-scored"
+    assert verdicts["SW-001"] == "not-scored"
+    assert verdicts["ST-001"] == "pass"
+
+
+def test_a_runtime_run_scores_only_runtime_rules() -> None:
+    records = [outcome(["SP-001"]), outcome(["SP-002"], "failed"), outcome(["SW-001"])]
+    results = build_results(records, catalogue(), header(subject="runtime"))
+    verdicts = {r.id: r.verdict for r in results.rules}
+    assert verdicts == {
+        "SP-001": "pass",
+        "SP-002": "warn",
+        "SP-003": "not-scored",  # untested by design
+        "SW-001": "pass",
+        "ST-001": "not-scored",
+        "ST-002": "not-scored",
+        "ST-003": "not-scored",
+        "ST-004": "not-scored",
+    }
+    assert results.complete
+    reasons = {r.id: r.reason for r in results.rules}
+    assert reasons["ST-001"] == "a store rule; this run judged a runtime"
+    assert reasons["SP-003"].startswith("untested by design")
+
+
+def test_a_both_run_scores_every_rule() -> None:
+    records = [*store_outcomes(), outcome(["SP-001", "SP-002", "SW-001"])]
+    verdicts = _verdicts(records, subject="both")
+    assert verdicts["SP-001"] == verdicts["ST-001"] == "pass"
+    assert verdicts["SP-003"] == "not-scored"
+
+
+def test_a_scored_rule_without_outcome_makes_the_report_incomplete() -> None:
+    records = [o for o in store_outcomes() if o["rules"] != ["ST-002"]]
+    results = build_results(records, catalogue(), header())
+    assert _by_id(results)["ST-002"].verdict == "not-run"
+    assert not results.complete
+    assert results.footer is not None
+    assert "ST-002" in (results.footer.reason or "")
+
+
+def test_rules_outside_a_stated_selection_are_not_scored_and_the_report_complete() -> None:
+    results = build_results(
+        [outcome(["ST-001"])], catalogue(), header(selection=["ST-001"])
+    )
+    rules = _by_id(results)
+    assert rules["ST-001"].verdict == "pass"
+    assert rules["ST-002"].verdict == "not-scored"
+    assert rules["ST-002"].reason == "not selected for this run"
+    assert results.complete
+    assert results.header["selection"] == {"profiles": [], "rules": ["ST-001"]}
+    status = {c.name: c.status for c in results.classes}
+    assert status["core"] == "partial"  # ST-003 was left out: a partial run claims nothing
+    assert status["errors"] == "not-scored"
+    assert results.achieved == []
+
+
+def test_a_selection_by_profile_covers_the_profile_rules() -> None:
+    results = build_results(
+        store_outcomes(), catalogue(), header(selection={"profiles": ["store"], "rules": []})
+    )
+    assert results.complete
+    assert _by_id(results)["ST-003"].verdict == "pass"
+    # every store rule was selected in a store run: nothing left out
+    assert results.achieved == ["core", "errors"]
+
+
+def test_outcomes_naming_unknown_rules_are_a_kit_error_and_incomplete() -> None:
+    results = build_results([*store_outcomes(), outcome(["ST-999"])], catalogue(), header())
+    assert results.kit_error
+    assert not results.complete
+    assert results.footer is not None
+    assert results.footer.unknown_rules == ("ST-999",)
+
+
+def test_a_run_that_stopped_early_says_so() -> None:
+    results = build_results(store_outcomes(), catalogue(), header(stopped_early="interrupted"))
+    assert not results.complete
+    assert "interrupted" in (results.incomplete_reason or "")
+
+
+def test_classes_claimed_achieved_and_not_claimed() -> None:
+    results = build_results(store_outcomes(), catalogue(), header(capabilities=["errors"]))
+    status = {c.name: c.status for c in results.classes}
+    assert status["core"] == "achieved"
+    assert status["errors"] == "achieved"
+    assert status["durable"] == "not-claimed"
+    assert status["commit-flags"] == "not-claimed"
+    assert results.claimed == ["core", "errors"]
+    assert results.achieved == ["core", "errors"]
+    assert results.must_share == (2, 2)
+
+
+def test_a_failing_must_rule_denies_its_class_only() -> None:
+    records = [*store_outcomes(), outcome(["ST-002"], "failed", name="broken")]
+    results = build_results(records, catalogue(), header())
+    status = {c.name: c.status for c in results.classes}
+    assert status == {**status, "core": "achieved", "errors": "not-achieved"}
+
+
+def test_a_failing_should_rule_does_not_deny_its_class() -> None:
+    records = [*store_outcomes(), outcome(["ST-003"], "failed", name="weak")]
+    results = build_results(records, catalogue(), header())
+    assert _by_id(results)["ST-003"].verdict == "warn"
+    assert "core" in results.achieved
+
+
+def test_a_claimed_class_with_nothing_judged_is_not_scored_never_achieved() -> None:
+    results = build_results(
+        store_outcomes(), catalogue(), header(capabilities=["errors", "knowledge"])
+    )
+    status = {c.name: c.status for c in results.classes}
+    assert status["knowledge"] == "not-scored"
+    assert "knowledge" not in results.achieved
+
+
+def test_evidence_keeps_what_the_scenario_saw() -> None:
+    record = outcome(
+        ["ST-001"], "failed", failing_step="Then the store holds 2 messages",
+        expected="2 messages", observed={"count": 1},
+    )
+    rule = _by_id(build_results([record], catalogue(), header()))["ST-001"]
+    (scenario,) = rule.scenarios
+    assert scenario.failing_step == "Then the store holds 2 messages"
+    assert scenario.expected == "2 messages"
+    assert scenario.observed == '{"count": 1}'
+    assert scenario.store_calls[0]["name"] == "append"
+
+
+def test_the_rerun_command_names_the_redacted_store_and_the_rule() -> None:
+    rule = _by_id(build_results(store_outcomes(), catalogue(), header()))["ST-001"]
+    assert rule.rerun == (
+        "memconform run --store "
+        "'postgresql://user:***@db.example/test?sslpassword=***&app=a' --rule ST-001"
+    )
+    runtime = build_results(
+        [outcome(["SP-001"])], catalogue(), header(subject="runtime", runtime="pkg.mod:make")
+    )
+    assert _by_id(runtime)["SP-001"].rerun == "memconform run --runtime pkg.mod:make --rule SP-001"
+    assert _by_id(runtime)["ST-001"].rerun is None
+
+
+def test_the_header_is_redacted_again_and_normalised() -> None:
+    results = build_results(store_outcomes(), catalogue(), header(extra_field={"a": 1}))
+    head = results.header
+    assert "s3cret" not in str(head)
+    assert head["store"]["url"] == "postgresql://user:***@db.example/test?sslpassword=***&app=a"
+    assert head["catalogue"] == {"version": "test-1", "hash": "0123456789abcdef", "rules": 8}
+    assert head["extra"] == {"extra_field": {"a": 1}}
+    assert head["mode"] == "run"
+    assert build_results([], catalogue(), header(certify=True)).header["mode"] == "certify"
+
+
+def test_an_unknown_subject_is_refused() -> None:
+    with pytest.raises(ValueError, match="subject"):
+        build_results([], catalogue(), header(subject="everything"))
