@@ -230,6 +230,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.baseline:
         try:
             baseline = reports.load_baseline(Path(args.baseline))
+            reports.check_baseline(baseline, catalogue)
         except (OSError, reports.BaselineError) as exc:
             raise UsageError(f"baseline {args.baseline}: {exc}") from None
     try:

@@ -29,7 +29,7 @@ def test_the_shipped_catalogue_is_well_formed() -> None:
 
 def _write(tmp_path: Path, rule: str) -> Path:
     folder = tmp_path / "spec"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     for profile in PROFILES:
         (folder / f"{profile}.toml").write_text(f'profile = "{profile}"\n', encoding="utf-8")
     (folder / "store.toml").write_text('profile = "store"\n' + rule, encoding="utf-8")
