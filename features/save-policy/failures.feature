@@ -1,0 +1,272 @@
+Feature: Save-policy runs that fail keep only what each policy had completed
+  A run can fail at many points: the input guardrail, a model call, a tool's
+  error hook, the output guardrail, the run-end hook, a cancellation or the
+  store's own append. Whatever a policy appended before the failure stays
+  stored; whatever it had not yet appended is never appended afterwards.
+
+  Troubleshooting: each row names the failure point. Compare the batches the
+  store received with the expected ones; a batch too many usually means an
+  unfinished round or a failed run was flushed, a batch missing means a
+  completed batch was held back until the end of the run.
+
+  Rule: under message, completed batches survive a later failure
+
+    Scenario Outline: Save-policy message run meeting <point> keeps only its completed batches
+      Given a save-policy agent with the "message" save policy
+      And the save-policy run meets the failure point "<point>"
+      When the save-policy script is executed
+      Then the save-policy run ends "<outcome>"
+      And the save-policy appends are "<batches>"
+
+      @SP-004
+      Examples: input not accepted
+        | point           | outcome | batches |
+        | input guardrail | failed  | none    |
+
+      @SP-005 @SP-012
+      Examples: input stored before the model loop
+        | point            | outcome | batches |
+        | first model call | failed  | [user]  |
+
+      @SP-012
+      Examples: completed rounds survive
+        | point            | outcome | batches                 |
+        | later model call | failed  | [user] [assistant,tool] |
+        | output guardrail | failed  | [user] [assistant,tool] |
+
+      @SP-007 @SP-012
+      Examples: the answer is stored before the run-end hook
+        | point        | outcome | batches                             |
+        | run-end hook | failed  | [user] [assistant,tool] [assistant] |
+
+      @SP-024 @SP-025
+      Examples: a terminated tool round is not stored
+        | point                     | outcome | batches |
+        | tool-error hook terminate | failed  | [user]  |
+        | tool-error hook           | failed  | [user]  |
+
+      @SP-032
+      Examples: cancellation
+        | point          | outcome   | batches                             |
+        | cancellation   | cancelled | [user] [assistant,tool]             |
+        | run-end cancel | cancelled | [user] [assistant,tool] [assistant] |
+
+      @SP-020
+      Examples: a refused append
+        | point        | outcome | batches                 |
+        | first append | failed  | none                    |
+        | last append  | failed  | [user] [assistant,tool] |
+
+  Rule: under turn, a round is stored whole or not at all
+
+    Scenario Outline: Save-policy turn run meeting <point> keeps only its completed rounds
+      Given a save-policy agent with the "turn" save policy
+      And the save-policy run meets the failure point "<point>"
+      When the save-policy script is executed
+      Then the save-policy run ends "<outcome>"
+      And the save-policy appends are "<batches>"
+
+      @SP-004
+      Examples: input not accepted
+        | point           | outcome | batches |
+        | input guardrail | failed  | none    |
+
+      @SP-009
+      Examples: an unfinished first round is dropped, prompt included
+        | point                     | outcome | batches |
+        | first model call          | failed  | none    |
+        | tool-error hook terminate | failed  | none    |
+        | tool-error hook           | failed  | none    |
+
+      @SP-009 @SP-012
+      Examples: an unfinished later round is dropped, completed rounds stay
+        | point            | outcome | batches               |
+        | later model call | failed  | [user,assistant,tool] |
+        | output guardrail | failed  | [user,assistant,tool] |
+        | run-end hook     | failed  | [user,assistant,tool] |
+
+      @SP-032
+      Examples: cancellation
+        | point          | outcome   | batches               |
+        | cancellation   | cancelled | [user,assistant,tool] |
+        | run-end cancel | cancelled | [user,assistant,tool] |
+
+      @SP-020
+      Examples: a refused append
+        | point        | outcome | batches               |
+        | first append | failed  | none                  |
+        | last append  | failed  | [user,assistant,tool] |
+
+  Rule: under run, only a response outcome is stored
+
+    Scenario Outline: Save-policy run-policy run meeting <point> stores nothing of its work
+      Given a save-policy agent with the "run" save policy
+      And the save-policy run meets the failure point "<point>"
+      When the save-policy script is executed
+      Then the save-policy run ends "<outcome>"
+      And the save-policy appends are "none"
+
+      @SP-004 @SP-011
+      Examples: input not accepted
+        | point           | outcome |
+        | input guardrail | failed  |
+
+      @SP-011
+      Examples: failed runs
+        | point                     | outcome |
+        | first model call          | failed  |
+        | tool-error hook terminate | failed  |
+        | tool-error hook           | failed  |
+        | later model call          | failed  |
+        | output guardrail          | failed  |
+        | run-end hook              | failed  |
+
+      @SP-011 @SP-032
+      Examples: cancelled runs
+        | point          | outcome   |
+        | cancellation   | cancelled |
+        | run-end cancel | cancelled |
+
+      @SP-020
+      Examples: a refused append
+        | point       | outcome |
+        | last append | failed  |
+
+  Rule: memory is stored before success is reported, and a refused append fails the run
+
+    @SP-019
+    Scenario Outline: Save-policy <policy> run reports its outcome only after its memory is stored
+      Given a save-policy agent with the "<policy>" save policy
+      When the save-policy script is executed
+      Then the save-policy timeline order is "last append > outcome reported"
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
+
+    @SP-019
+    Scenario Outline: Save-policy <policy> run blocked at output reports only after storing the guardrail text
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy output guardrail blocks the answer with "I cannot share that."
+      When the save-policy script is executed
+      Then save-policy run 1 ends "blocked at output"
+      And the save-policy timeline order is "last append > outcome reported"
+
+      Examples:
+        | policy  |
+        | message |
+        | run     |
+
+    @SP-020
+    Scenario Outline: Save-policy <policy> run whose final append is refused fails with the store's error
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy run meets the failure point "last append"
+      When the save-policy script is executed
+      Then the save-policy run ends "failed"
+      And the caller of the save-policy run gets the error "StoreError"
+      And the save-policy timeline order is "append raised > error hook > outcome reported"
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
+
+    @SP-020 @SP-005
+    Scenario: Save-policy message run whose input append is refused never calls the model
+      Given a save-policy agent with the "message" save policy
+      And the save-policy run meets the failure point "first append"
+      When the save-policy script is executed
+      Then the save-policy run ends "failed"
+      And the caller of the save-policy run gets the error "StoreError"
+      And the save-policy model was called 0 times
+
+  Rule: a tool that throws does not fail the run
+
+    @SP-023
+    Scenario Outline: Save-policy <policy> run keeps going when a tool throws
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy run meets the failure point "tool"
+      When the save-policy script is executed
+      Then the save-policy run ends "completed"
+      And the save-policy model was called 2 times
+      And the save-policy appends are "<batches>"
+      And the save-policy thread holds:
+        | role      | text                             |
+        | user      | <prompt>                         |
+        | assistant |                                  |
+        | tool      | ToolCallError: mail server said no |
+        | assistant | <answer>                         |
+
+      Examples:
+        | policy  | batches                             |
+        | message | [user] [assistant,tool] [assistant] |
+        | turn    | [user,assistant,tool] [assistant]   |
+        | run     | [user,assistant,tool,assistant]     |
+
+    @SP-024
+    Scenario: Save-policy tool-error hook that terminates fails the run without storing the tool call
+      Given a save-policy agent with the "message" save policy
+      And the save-policy run meets the failure point "tool-error hook terminate"
+      When the save-policy script is executed
+      Then the save-policy run ends "failed"
+      And the caller of the save-policy run gets the error "ToolCallError"
+      And the save-policy model was called 1 times
+      And the save-policy thread holds:
+        | role | text     |
+        | user | <prompt> |
+
+  Rule: no stored tool call lacks its result
+
+    @SP-025
+    Scenario Outline: Save-policy <policy> run meeting <point> stores no tool call without its result
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy run meets the failure point "<point>"
+      When the save-policy script is executed
+      Then every stored save-policy tool call has its result in the same batch
+
+      Examples:
+        | policy  | point                     |
+        | message | none                      |
+        | message | tool-error hook terminate |
+        | message | tool-error hook           |
+        | message | cancellation              |
+        | turn    | tool-error hook terminate |
+        | run     | none                      |
+
+  Rule: side effects are never rolled back
+
+    @SP-022
+    Scenario Outline: Save-policy <policy> run meeting <point> leaves its tool's side effect in place
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy run meets the failure point "<point>"
+      When the save-policy script is executed
+      Then the save-policy ledger still holds the tool's effect
+
+      Examples:
+        | policy  | point                     |
+        | message | later model call          |
+        | message | tool-error hook terminate |
+        | turn    | tool-error hook terminate |
+        | run     | later model call          |
+        | run     | run-end cancel            |
+        | run     | last append               |
+
+  Rule: record_error is optional for a store
+
+    @SP-017
+    Scenario Outline: Save-policy <policy> run failing on a store without error records still reports its error
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy store does not declare the errors capability
+      And the save-policy run meets the failure point "later model call"
+      When the save-policy script is executed
+      Then the save-policy run ends "failed"
+      And the caller of the save-policy run gets the error "ModelError"
+      And the save-policy store received no record_error call
+
+      Examples:
+        | policy  |
+        | message |
+        | run     |

@@ -1,0 +1,121 @@
+Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
+  Only input the input guardrail accepted is ever stored. A block by the
+  output guardrail and a suspension for tool approval are response outcomes:
+  they end the run without an error and are stored like a completed run. A
+  model call retried after a transient provider error stores nothing twice.
+
+  Troubleshooting: when a blocked run stored its input, the runtime appended
+  before the input guardrail answered; when a suspended run is reported as
+  failed, the runtime treated the approval request as an error.
+
+  Rule: only accepted input is stored
+
+    @SP-004
+    Scenario Outline: Save-policy <policy> run blocked by the input guardrail stores nothing
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy input guardrail blocks the input
+      When the save-policy script is executed
+      Then the save-policy run ends "blocked at input"
+      And the caller of the save-policy run gets no error
+      And the save-policy model was called 0 times
+      And the save-policy appends are "none"
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
+
+  Rule: an output-guardrail block completes the run with the guardrail's text
+
+    @SP-026
+    Scenario Outline: Save-policy <policy> run blocked by the output guardrail stores the guardrail's text
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy output guardrail blocks the answer with "I cannot share that."
+      When the save-policy script is executed
+      Then the save-policy run ends "blocked at output"
+      And the caller of the save-policy run gets no error
+      And the save-policy reply is "I cannot share that."
+      And the stored save-policy answer is not the model's own text
+      And the save-policy thread holds:
+        | role      | text                 |
+        | user      | <prompt>             |
+        | assistant |                      |
+        | tool      | notified             |
+        | assistant | I cannot share that. |
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
+
+  Rule: a run suspended for approval stores its pending tool call and is not a failure
+
+    @SP-027
+    Scenario Outline: Save-policy <policy> run suspended for approval stores the pending tool call
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy tool call needs approval
+      When the save-policy script is executed
+      Then the save-policy run ends "suspended"
+      And the caller of the save-policy run gets no error
+      And the save-policy pending tool call is stored without a result
+      And the save-policy appends are "<batches>"
+
+      Examples:
+        | policy  | batches            |
+        | message | [user] [assistant] |
+        | turn    | [user,assistant]   |
+        | run     | [user,assistant]   |
+
+    @SP-028
+    Scenario Outline: Save-policy <policy> resumed run stores the approval and the result as two tool messages
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy tool call needs approval
+      And a later save-policy run approves the pending tool call
+      When the save-policy script is executed
+      Then save-policy run 1 ends "suspended"
+      And save-policy run 2 ends "completed"
+      And the save-policy appends are "<batches>"
+      And the save-policy thread history was loaded once, by the first run
+      And the save-policy thread holds:
+        | role      | text              |
+        | user      | <prompt>          |
+        | assistant |                   |
+        | tool      | approval approved |
+        | tool      | notified          |
+        | assistant | <answer>          |
+
+      Examples:
+        | policy  | batches                                   |
+        | message | [user] [assistant] [tool] [tool] [assistant] |
+        | turn    | [user,assistant] [tool,tool,assistant]    |
+        | run     | [user,assistant] [tool,tool,assistant]    |
+
+  Rule: retried model calls never duplicate messages
+
+    @SP-021
+    Scenario Outline: Save-policy <policy> run retried after a 503 stores every message once
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy model call fails 2 times with status 503
+      When the save-policy script is executed
+      Then the save-policy run ends "completed"
+      And the save-policy model was called 4 times
+      And the save-policy appends are "<batches>"
+      And no save-policy message is stored twice
+
+      Examples:
+        | policy  | batches                             |
+        | message | [user] [assistant,tool] [assistant] |
+        | turn    | [user,assistant,tool] [assistant]   |
+        | run     | [user,assistant,tool,assistant]     |
+
+    @SP-021
+    Scenario: Save-policy direct answer retried after a 503 is stored once
+      Given a save-policy agent with the "message" save policy
+      And the save-policy model answers directly with "Order A-1 ships on Monday."
+      And the save-policy model call fails 1 times with status 503
+      When the save-policy script is executed
+      Then the save-policy run ends "completed"
+      And the save-policy appends are "[user] [assistant]"
+      And no save-policy message is stored twice

@@ -1,0 +1,432 @@
+"""Deliberately broken runtimes and stores for the ``save-policy`` profile.
+
+Each runtime mutant is the reference executor with one behaviour broken (a
+subclass overriding one method, policy or gateway); ``anvia-main`` is the
+simulator's own named variant. The store mutant wraps a working store. Every
+MUST rule of the profile is in some mutant's ``kills``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memconform.adapters.contract import StoreError
+from memconform.mutants import Mutant
+from memconform.simulator.environment import Environment, ScriptedFailure
+from memconform.simulator.runtime import Simulator
+from memconform.simulator.save_policy import (
+    RunFailure,
+    RunState,
+    SavePolicyExecutor,
+    execute,
+)
+from memconform.simulator.save_policy_persistence import (
+    POLICY_CLASSES,
+    EarlyToolCallMessagePolicy,
+    MemoryGateway,
+    MessagePolicy,
+    RunPolicy,
+    SavePolicy,
+    TurnPolicy,
+)
+from memconform.values import ErrorRecord, JSONValue, Message, Role
+
+__all__ = ["MUTANTS", "BrokenSavePolicyRuntime", "ErrorsInMessagesStore"]
+
+PROFILE = "save-policy"
+
+
+class BrokenSavePolicyRuntime:
+    """The simulator, except that ``save-policy`` scripts run on a broken executor
+    (or as a named variant); scripts of other profiles run unchanged."""
+
+    def __init__(
+        self, executor: type[SavePolicyExecutor] = SavePolicyExecutor, variant: str | None = None
+    ) -> None:
+        self.executor = executor
+        self.variant = variant
+        self._simulator = Simulator()
+
+    @property
+    def profiles(self) -> frozenset[str]:
+        """Every profile the simulator executes."""
+        return self._simulator.profiles
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        """Run ``save-policy`` scripts on the broken executor, others on the simulator."""
+        if script.get("profile") == PROFILE:
+            if self.variant is not None:
+                script = {**script, "variant": self.variant}
+            return execute(script, env, executor=self.executor)
+        return self._simulator.execute(script, env)
+
+
+def _policies(**changed: type[SavePolicy]) -> dict[str, type[SavePolicy]]:
+    return {**POLICY_CLASSES, **changed}
+
+
+# -- broken policies -----------------------------------------------------------------
+
+
+class _MessageDefersInput(MessagePolicy):
+    """Holds the input back and appends it with the first completed batch."""
+
+    def __init__(self, gateway: MemoryGateway) -> None:
+        super().__init__(gateway)
+        self.held: list[Message] = []
+
+    def input_accepted(self, messages: Sequence[Message]) -> None:
+        self.held.extend(messages)
+
+    def _with_held(self, messages: Sequence[Message]) -> list[Message]:
+        batch, self.held = [*self.held, *messages], []
+        return batch
+
+    def round_completed(self, messages: Sequence[Message]) -> None:
+        self.gateway.append(self._with_held(messages))
+
+    def answer_completed(self, answer: Message) -> None:
+        self.gateway.append(self._with_held([answer]))
+
+    def suspended(self, messages: Sequence[Message], run_messages: Sequence[Message]) -> None:
+        self.gateway.append(self._with_held(messages))
+
+
+class _TurnPerMessage(TurnPolicy):
+    """Appends each message of a completed round as a batch of its own."""
+
+    def _flush(self) -> None:
+        batch, self.pending = self.pending, []
+        for message in batch:
+            self.gateway.append([message])
+
+
+# -- broken executors ----------------------------------------------------------------
+
+
+class _DefaultTurn(SavePolicyExecutor):
+    def policy_class(self) -> type[SavePolicy] | None:
+        if not self.script.policy_configured:
+            return TurnPolicy
+        return super().policy_class()
+
+
+class _ToolCallBeforeTools(SavePolicyExecutor):
+    policy_classes = _policies(message=EarlyToolCallMessagePolicy)
+
+
+class _MessageDefersInputExecutor(SavePolicyExecutor):
+    policy_classes = _policies(message=_MessageDefersInput)
+
+
+class _MessageWaitsForRun(SavePolicyExecutor):
+    policy_classes = _policies(message=RunPolicy)
+
+
+class _TurnPerMessageExecutor(SavePolicyExecutor):
+    policy_classes = _policies(turn=_TurnPerMessage)
+
+
+class _RunPerRound(SavePolicyExecutor):
+    policy_classes = _policies(run=TurnPolicy)
+
+
+class _TurnFlushesUnfinishedRound(SavePolicyExecutor):
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        if isinstance(run.policy, TurnPolicy) and run.policy.pending:
+            with contextlib.suppress(StoreError):
+                run.policy._flush()
+        return super().fail(run, failure)
+
+
+class _RunStoresFailedRun(SavePolicyExecutor):
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        if isinstance(run.policy, RunPolicy):
+            with contextlib.suppress(StoreError):
+                self.gateway.append(run.new)
+        return super().fail(run, failure)
+
+
+class _RecordErrorTwice(SavePolicyExecutor):
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        if self.records_errors():
+            with contextlib.suppress(StoreError):
+                self.gateway.record_error(self.error_record(run, failure.error))
+        return super().fail(run, failure)
+
+
+class _RecordErrorSkipped(SavePolicyExecutor):
+    def records_errors(self) -> bool:
+        return False
+
+
+class _RecordErrorIgnoresCapability(SavePolicyExecutor):
+    def records_errors(self) -> bool:
+        return True
+
+
+class _RecordErrorWithoutInput(SavePolicyExecutor):
+    def error_record(self, run: RunState, error: Mapping[str, JSONValue]) -> ErrorRecord:
+        record = super().error_record(run, error)
+        kept = tuple(m for m in record.messages if m.role != "user")
+        return ErrorRecord(record.run_id, record.error, kept, record.scope, record.recorded_at)
+
+
+class _RecordErrorOnBlocks(SavePolicyExecutor):
+    def report(
+        self, run: RunState, outcome: str, *, stage: str | None = None,
+        reply: JSONValue = None, error: JSONValue = None, **extra: JSONValue,
+    ) -> dict[str, JSONValue]:
+        if outcome in ("blocked", "suspended") and self.records_errors():
+            with contextlib.suppress(StoreError):
+                self.gateway.record_error(
+                    self.error_record(run, {"type": "Blocked", "message": outcome})
+                )
+        return super().report(run, outcome, stage=stage, reply=reply, error=error, **extra)
+
+
+class _RawModelTextStored(SavePolicyExecutor):
+    @staticmethod
+    def stored_answer_text(raw_text: str, guarded_text: str) -> str:
+        return raw_text
+
+
+class _SuccessBeforeAppend(SavePolicyExecutor):
+    def answer(self, run: RunState, raw_text: str) -> dict[str, JSONValue]:
+        self.emit(run, "outcome", outcome="completed", stage=None, error=None)
+        return super().answer(run, raw_text)
+
+
+class _BlockedInputStored(SavePolicyExecutor):
+    def input_guard(self, run: RunState) -> dict[str, JSONValue]:
+        verdict = super().input_guard(run)
+        if verdict["action"] == "block" and run.spec.input is not None:
+            self.gateway.append([Message(
+                id=self.env.ids.next("msg"), role="user", text=run.spec.input,
+                run_id=run.run_id, round=1,
+            )])
+        return verdict
+
+
+class _RetryDuplicatesAssistant(SavePolicyExecutor):
+    def call_model(self, run: RunState) -> dict[str, JSONValue]:
+        step = super().call_model(run)
+        last = run.model_calls[-1]
+        if isinstance(last, Mapping) and last.get("attempt", 1) != 1:
+            self.gateway.append([Message(
+                id=self.env.ids.next("msg"), role="assistant", text=str(step.get("reply") or ""),
+                run_id=run.run_id, round=run.round,
+            )])
+        return step
+
+
+class _ToolFailureFailsRun(SavePolicyExecutor):
+    def run_tool(self, run: RunState, call: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+        try:
+            result = self.env.tool(str(call["name"]), call.get("args"), str(call["id"]))
+        except ScriptedFailure as failure:
+            raise RunFailure({"type": failure.type_name, "message": str(failure)}) from None
+        return {"type": "tool_result", "call_id": call["id"], "name": call["name"],
+                "result": result}
+
+
+class _ToolErrorHookIgnored(SavePolicyExecutor):
+    @staticmethod
+    def tool_error_terminates(verdict: Mapping[str, JSONValue]) -> bool:
+        return False
+
+
+class _RunEndCancelIgnored(SavePolicyExecutor):
+    @staticmethod
+    def cancelled_by(verdict: Mapping[str, JSONValue]) -> bool:
+        return False
+
+
+class _SuspensionFailsRun(SavePolicyExecutor):
+    def suspend(
+        self, run: RunState, assistant: Message, calls: list[dict[str, JSONValue]]
+    ) -> dict[str, JSONValue]:
+        raise RunFailure({"type": "ApprovalRequired", "message": "a tool call needs approval"})
+
+
+class _ResumeReloadsHistory(SavePolicyExecutor):
+    def resume(self, run: RunState) -> dict[str, JSONValue]:
+        self.gateway.load()
+        return super().resume(run)
+
+
+class _StreamingDropsAnswer(SavePolicyExecutor):
+    def answer(self, run: RunState, raw_text: str) -> dict[str, JSONValue]:
+        if run.spec.stream:
+            setattr(run.policy, "answer_completed", lambda answer: None)  # noqa: B010
+        return super().answer(run, raw_text)
+
+
+class _ZeroBasedRounds(SavePolicyExecutor):
+    def new_message(
+        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
+    ) -> Message:
+        run.round -= 1
+        try:
+            return super().new_message(run, role, text, parts)
+        finally:
+            run.round += 1
+
+
+class _HistoryNotLoaded(SavePolicyExecutor):
+    def load_history(self, run: RunState) -> list[Message]:
+        super().load_history(run)
+        return []
+
+
+class _SwallowingGateway(MemoryGateway):
+    def append(self, batch: Sequence[Message]) -> None:
+        with contextlib.suppress(StoreError):
+            super().append(batch)
+
+
+class _FailedAppendSwallowed(SavePolicyExecutor):
+    gateway_class = _SwallowingGateway
+
+
+class _SideEffectsRolledBack(SavePolicyExecutor):
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        self.env.ledger.clear()
+        return super().fail(run, failure)
+
+
+class _PolicyChangesContext(SavePolicyExecutor):
+    def new_message(
+        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
+    ) -> Message:
+        message = super().new_message(run, role, text, parts)
+        if run.policy.name != "message" and role != "user":
+            run.view.remove(message)
+        return message
+
+
+# -- the store mutant ------------------------------------------------------------------
+
+
+class ErrorsInMessagesStore:
+    """A store that returns its error records as system messages of the thread."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def messages(self, thread_id: str, limit: int | None = None, **kwargs: Any) -> list[Message]:
+        """The thread's messages followed by one system message per error record."""
+        stored = list(self._inner.messages(thread_id, None, **kwargs))
+        records = self._inner.errors(thread_id) if hasattr(self._inner, "errors") else []
+        for n, record in enumerate(records, 1):
+            stored.append(Message(
+                id=f"error-record-{n}", role="system",
+                text=f"run {record.run_id} failed: {record.error.get('message', '')}",
+                run_id=record.run_id,
+            ))
+        if limit is None:
+            return stored
+        return stored[len(stored) - limit:] if limit else []
+
+
+def _runtime(name: str, doc: str, kills: set[str], executor: type[SavePolicyExecutor]) -> Mutant:
+    return Mutant(name, "runtime", doc, frozenset(kills),
+                  lambda: BrokenSavePolicyRuntime(executor), PROFILE)
+
+
+MUTANTS: list[Mutant] = [
+    Mutant(
+        "anvia-main", "runtime",
+        "The Anvia main line: tool call appended before its tools run, a failing "
+        "record_error replaces the run's error, an unknown policy silently stores nothing.",
+        frozenset({"SP-002", "SP-006", "SP-016", "SP-025"}),
+        lambda: BrokenSavePolicyRuntime(variant="anvia-main"), PROFILE,
+    ),
+    _runtime("sp-tool-call-before-tools",
+             "Under message, the tool call is appended before its tools run.",
+             {"SP-006", "SP-025"}, _ToolCallBeforeTools),
+    _runtime("sp-turn-flushes-unfinished-round",
+             "Under turn, a failing run flushes its unfinished round (prompt included).",
+             {"SP-009"}, _TurnFlushesUnfinishedRound),
+    _runtime("sp-run-stores-failed-run",
+             "Under run, a failed or cancelled run still appends its messages.",
+             {"SP-011"}, _RunStoresFailedRun),
+    _runtime("sp-record-error-twice", "record_error is called twice per failed run.",
+             {"SP-013"}, _RecordErrorTwice),
+    _runtime("sp-record-error-skipped", "record_error is never called.",
+             {"SP-013", "SP-014"}, _RecordErrorSkipped),
+    _runtime("sp-record-error-without-input",
+             "The error record leaves out the run's user input.",
+             {"SP-014"}, _RecordErrorWithoutInput),
+    _runtime("sp-record-error-on-blocks",
+             "Blocks and suspensions are recorded as errors.",
+             {"SP-015"}, _RecordErrorOnBlocks),
+    _runtime("sp-record-error-ignores-capability",
+             "record_error is called even when the store does not declare errors.",
+             {"SP-017"}, _RecordErrorIgnoresCapability),
+    _runtime("sp-raw-model-text-stored",
+             "The model's raw answer is stored instead of the guardrail's text.",
+             {"SP-007", "SP-026"}, _RawModelTextStored),
+    _runtime("sp-success-before-append",
+             "Success is reported before the answer is appended.",
+             {"SP-019"}, _SuccessBeforeAppend),
+    _runtime("sp-blocked-input-stored",
+             "An input the input guardrail blocked is stored anyway.",
+             {"SP-004"}, _BlockedInputStored),
+    _runtime("sp-retry-duplicates-assistant",
+             "A retried model call appends its assistant message a second time.",
+             {"SP-021"}, _RetryDuplicatesAssistant),
+    _runtime("sp-default-turn", "With no policy configured, turn is used.",
+             {"SP-001"}, _DefaultTurn),
+    _runtime("sp-message-defers-input",
+             "Under message, the input waits for the first completed batch.",
+             {"SP-005"}, _MessageDefersInputExecutor),
+    _runtime("sp-message-waits-for-run",
+             "Under message, nothing is appended until the run has a response outcome.",
+             {"SP-012", "SP-005"}, _MessageWaitsForRun),
+    _runtime("sp-turn-per-message",
+             "Under turn, each message of a round is appended as its own batch.",
+             {"SP-008"}, _TurnPerMessageExecutor),
+    _runtime("sp-run-per-round", "Under run, each completed round is appended on its own.",
+             {"SP-010", "SP-011"}, _RunPerRound),
+    _runtime("sp-tool-failure-fails-run", "A tool that throws fails the run.",
+             {"SP-023"}, _ToolFailureFailsRun),
+    _runtime("sp-tool-error-hook-ignored",
+             "A tool-error hook's terminate is ignored and the run goes on.",
+             {"SP-024"}, _ToolErrorHookIgnored),
+    _runtime("sp-run-end-cancel-ignored",
+             "A run-end hook's cancel is ignored and the run completes.",
+             {"SP-032"}, _RunEndCancelIgnored),
+    _runtime("sp-suspension-fails-run",
+             "A tool call needing approval fails the run instead of suspending it.",
+             {"SP-027"}, _SuspensionFailsRun),
+    _runtime("sp-resume-reloads-history",
+             "A resumed run reloads the thread's history from the store.",
+             {"SP-028"}, _ResumeReloadsHistory),
+    _runtime("sp-streaming-drops-answer",
+             "A streamed run does not hand its answer to the save policy.",
+             {"SP-029"}, _StreamingDropsAnswer),
+    _runtime("sp-zero-based-rounds", "Rounds are counted from 0.",
+             {"SP-030"}, _ZeroBasedRounds),
+    _runtime("sp-history-not-loaded", "The model never sees the stored history.",
+             {"SP-031"}, _HistoryNotLoaded),
+    _runtime("sp-failed-append-swallowed",
+             "A refused append is ignored and the run carries on as if stored.",
+             {"SP-020"}, _FailedAppendSwallowed),
+    _runtime("sp-side-effects-rolled-back",
+             "A failed run erases its tools' side effects from the ledger.",
+             {"SP-022"}, _SideEffectsRolledBack),
+    _runtime("sp-policy-changes-context",
+             "Under turn and run, the model does not see the run's own tool rounds.",
+             {"SP-003"}, _PolicyChangesContext),
+    Mutant(
+        "sp-store-errors-in-messages", "store",
+        "The store returns its error records among the thread's messages.",
+        frozenset({"SP-018"}), ErrorsInMessagesStore, PROFILE,
+    ),
+]

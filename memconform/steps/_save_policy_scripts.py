@@ -1,0 +1,215 @@
+"""Scripts for the ``save-policy`` scenarios: the standard conversation and the
+failure points a run can meet.
+
+The standard conversation is one tool round followed by a final answer: the
+user asks, the model calls ``notify_customer`` (whose effect is an e-mail, a
+side effect no save policy can undo), the tool answers, the model answers.
+:data:`FAILURE_POINTS` names each place a run can fail (or be blocked from
+failing) and how the script makes it happen; :data:`EXPECTED` gives, for each
+failure point and policy, the batches the store must receive, the run's outcome,
+the caller's error type and the roles ``record_error`` receives.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ANSWER",
+    "EFFECT",
+    "EXPECTED",
+    "FAILURE_POINTS",
+    "PROMPT",
+    "TOOL",
+    "Expectation",
+    "apply_failure_point",
+    "base_script",
+    "batches_text",
+]
+
+PROMPT = "Please tell the customer that order A-1 ships on Monday."
+TOOL = "notify_customer"
+EFFECT = "e-mail sent to the customer about order A-1"
+ANSWER = "The customer has been told that order A-1 ships on Monday."
+
+
+def base_script(thread: str, policy: str | None) -> dict[str, Any]:
+    """The standard conversation on ``thread`` (``policy`` ``None``: none configured)."""
+    script: dict[str, Any] = {
+        "schema": "memconform.script/1",
+        "profile": "save-policy",
+        "thread": thread,
+        "runs": [{"input": PROMPT}],
+        "model": {
+            "agent": [
+                {"reply": "", "tool_calls": [
+                    {"id": "call-notify", "name": TOOL, "args": {"order": "A-1"}},
+                ]},
+                {"reply": ANSWER},
+            ]
+        },
+        "tools": {TOOL: {"result": "notified", "effect": EFFECT}},
+        "hooks": {},
+    }
+    if policy is not None:
+        script["save_policy"] = policy
+    return script
+
+
+def _error(kind: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "message": message, **extra}
+
+
+def _hook(name: str, outcome: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    def apply(script: dict[str, Any]) -> None:
+        script["hooks"][name] = outcome
+    return apply
+
+
+def _model_fails(call: int) -> Callable[[dict[str, Any]], None]:
+    def apply(script: dict[str, Any]) -> None:
+        script["model"]["agent"][call - 1] = {
+            "fail": _error("ModelError", f"model call {call} failed", status=400)
+        }
+        del script["model"]["agent"][call:]
+    return apply
+
+
+def _tool_throws(then: dict[str, Any] | None) -> Callable[[dict[str, Any]], None]:
+    def apply(script: dict[str, Any]) -> None:
+        script["tools"][TOOL] = {
+            "fail": _error("MailError", "mail server said no"), "effect": EFFECT
+        }
+        if then is not None:
+            script["hooks"]["tool_error"] = then
+    return apply
+
+
+def _cancel(call: int) -> Callable[[dict[str, Any]], None]:
+    def apply(script: dict[str, Any]) -> None:
+        script["runs"][0]["cancel_before_model_call"] = call
+    return apply
+
+
+def _store_fault(**faults: Any) -> Callable[[dict[str, Any]], None]:
+    def apply(script: dict[str, Any]) -> None:
+        script.setdefault("store_faults", {}).update(faults)
+    return apply
+
+
+_LAST_APPEND = {"message": 3, "turn": 2, "run": 1}
+
+
+def _last_append(script: dict[str, Any]) -> None:
+    script["store_faults"] = {"fail_append": _LAST_APPEND[script.get("save_policy", "message")]}
+
+
+def _record_error_fails(script: dict[str, Any]) -> None:
+    _model_fails(2)(script)
+    _store_fault(fail_record_error=True)(script)
+
+
+FAILURE_POINTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "none": lambda script: None,
+    "input guardrail": _hook("input_guardrail", {"fail": _error("GuardrailError", "guard down")}),
+    "first model call": _model_fails(1),
+    "tool": _tool_throws(None),
+    "tool-error hook terminate": _tool_throws({"action": "terminate"}),
+    "tool-error hook": _tool_throws({"fail": _error("HookError", "tool-error hook broke")}),
+    "later model call": _model_fails(2),
+    "output guardrail": _hook("output_guardrail", {"fail": _error("GuardrailError", "guard down")}),
+    "run-end hook": _hook("run_end", {"fail": _error("HookError", "run-end hook broke")}),
+    "run-end cancel": _hook("run_end", {"action": "cancel"}),
+    "cancellation": _cancel(2),
+    "first append": _store_fault(fail_append=1),
+    "last append": _last_append,
+    "record_error": _record_error_fails,
+}
+"""How the script makes a run meet each failure point ("none" and "tool" do not
+fail the run: a tool that throws becomes the tool result)."""
+
+
+def apply_failure_point(script: dict[str, Any], point: str) -> dict[str, Any]:
+    """``script`` changed so that its run meets ``point``; ``KeyError`` lists the names."""
+    if point not in FAILURE_POINTS:
+        raise KeyError(f"unknown failure point {point!r}; known: {', '.join(FAILURE_POINTS)}")
+    changed = copy.deepcopy(script)
+    FAILURE_POINTS[point](changed)
+    return changed
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What one failure point under one policy must leave behind."""
+
+    batches: str
+    outcome: str
+    error: str | None
+    recorded: str | None
+
+
+_U, _UAT = "[user]", "[user] [assistant,tool]"
+_ALL = "user,assistant,tool,assistant"
+
+
+def _row(
+    message: str, turn: str, run: str, outcome: str, error: str | None,
+    recorded: str | tuple[str, str, str] | None,
+) -> dict[str, Expectation]:
+    per = recorded if isinstance(recorded, tuple) else (recorded, recorded, recorded)
+    return {
+        "message": Expectation(message, outcome, error, per[0]),
+        "turn": Expectation(turn, outcome, error, per[1]),
+        "run": Expectation(run, outcome, error, per[2]),
+    }
+
+
+_GOLDEN = ("[user] [assistant,tool] [assistant]", "[user,assistant,tool] [assistant]",
+           "[user,assistant,tool,assistant]")
+
+EXPECTED: dict[str, dict[str, Expectation]] = {
+    "none": _row(*_GOLDEN, "completed", None, None),
+    "input guardrail": _row("none", "none", "none", "failed", "GuardrailError", ""),
+    "first model call": _row(_U, "none", "none", "failed", "ModelError", "user"),
+    "tool": _row(*_GOLDEN, "completed", None, None),
+    "tool-error hook terminate": _row(
+        _U, "none", "none", "failed", "ToolCallError", "user,assistant"
+    ),
+    "tool-error hook": _row(_U, "none", "none", "failed", "HookError", "user,assistant"),
+    "later model call": _row(
+        _UAT, "[user,assistant,tool]", "none", "failed", "ModelError", "user,assistant,tool"
+    ),
+    "output guardrail": _row(
+        _UAT, "[user,assistant,tool]", "none", "failed", "GuardrailError", "user,assistant,tool"
+    ),
+    "run-end hook": _row(
+        _GOLDEN[0], "[user,assistant,tool]", "none", "failed", "HookError", _ALL
+    ),
+    "run-end cancel": _row(
+        _GOLDEN[0], "[user,assistant,tool]", "none", "cancelled", "RunCancelledError", _ALL
+    ),
+    "cancellation": _row(
+        _UAT, "[user,assistant,tool]", "none", "cancelled", "RunCancelledError",
+        "user,assistant,tool",
+    ),
+    "first append": _row(
+        "none", "none", "none", "failed", "StoreError", ("user", "user,assistant,tool", _ALL)
+    ),
+    "last append": _row(_UAT, "[user,assistant,tool]", "none", "failed", "StoreError", _ALL),
+    "record_error": _row(
+        _UAT, "[user,assistant,tool]", "none", "failed", "ModelError", "user,assistant,tool"
+    ),
+}
+"""Per failure point and policy: batches appended (roles per batch, ``none`` for
+no append), outcome, the caller's error type and the roles of the messages
+``record_error`` receives (``None``: never called; ``""``: called with none)."""
+
+
+def batches_text(batches: list[list[str]]) -> str:
+    """Batches of roles as the scenarios write them: ``[user] [assistant,tool]``."""
+    if not batches:
+        return "none"
+    return " ".join("[" + ",".join(batch) + "]" for batch in batches)

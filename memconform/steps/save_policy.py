@@ -1,0 +1,651 @@
+"""Step definitions for the ``save-policy`` profile (document 000).
+
+State flows through three fixtures: ``sp_case`` (the script being built and
+how the store is presented), ``sp_observation`` (what one execution returned,
+timeline included) and ``sp_variants`` (observations of the same conversation
+under several policies or modes). Batching and ordering checks read the
+recording proxy's timeline, never the runtime's own report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from memconform.adapters.contract import Capability, StoreError
+from memconform.adapters.proxy import AdapterContractError, RecordingStore
+from memconform.simulator.runtime import Runtime, observe
+from memconform.steps._save_policy_scripts import (
+    ANSWER,
+    EFFECT,
+    PROMPT,
+    apply_failure_point,
+    base_script,
+    batches_text,
+)
+from memconform.steps.common import Mismatch, expect_equal, require_capability
+from memconform.timeline import Timeline
+from memconform.values import ErrorRecord, Message
+
+__all__ = ["SavePolicyCase", "StoreWithoutErrors", "appended_batches"]
+
+POLICIES = ("message", "turn", "run")
+
+
+@dataclass
+class SavePolicyCase:
+    """A scenario's script and how the store is shown to the runtime."""
+
+    script: dict[str, Any]
+    without_errors: bool = False
+    extra_threads: list[str] = field(default_factory=list)
+
+
+class StoreWithoutErrors:
+    """The store under test offering only the required part of the contract (so
+    no ``errors`` capability); ``record_error`` exists only to show on the
+    timeline a runtime that calls it anyway."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """No optional capability at all."""
+        return frozenset()
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> object:
+        """Delegates to the inner store."""
+        return self._inner.append(thread_id, batch)  # type: ignore[attr-defined]
+
+    def messages(self, thread_id: str, limit: int | None = None) -> object:
+        """Delegates to the inner store."""
+        return self._inner.messages(thread_id, limit)  # type: ignore[attr-defined]
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        """Not offered: a runtime that calls it anyway is seen on the timeline."""
+        raise StoreError("this store does not keep error records")
+
+
+# -- reading an observation -----------------------------------------------------------
+
+
+def _stores(observation: Mapping[str, Any], name: str, thread: str) -> list[dict[str, Any]]:
+    return [
+        e for e in observation["timeline"]
+        if e["kind"] == "store" and e["name"] == name and e.get("args", [None])[0] == thread
+    ]
+
+
+def appended_batches(observation: Mapping[str, Any], thread: str) -> list[list[dict[str, Any]]]:
+    """The batches the store accepted for ``thread``, in order (from the timeline)."""
+    return [list(e["args"][1]) for e in _stores(observation, "append", thread) if "raised" not in e]
+
+
+def _roles(batches: list[list[dict[str, Any]]]) -> str:
+    return batches_text([[m["role"] for m in batch] for batch in batches])
+
+
+def _run(observation: Mapping[str, Any], number: int) -> dict[str, Any]:
+    runs = observation.get("runs") or []
+    if len(runs) < number:
+        raise Mismatch(f"save-policy run {number}", f"at least {number} runs", f"{len(runs)} runs")
+    run: dict[str, Any] = runs[number - 1]
+    return run
+
+
+def _thread(observation: Mapping[str, Any]) -> str:
+    return str(observation["thread_under_test"])
+
+
+def _has_tool_call(message: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(p, Mapping) and p.get("type") == "tool_call" for p in message.get("parts", [])
+    )
+
+
+def _error_records(observation: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return _stores(observation, "record_error", _thread(observation))
+
+
+# -- executing ----------------------------------------------------------------------------
+
+
+def _execute(
+    runtime: Runtime, script: dict[str, Any], proxy: RecordingStore
+) -> dict[str, Any]:
+    observation = observe(runtime, script, proxy)
+    observation["thread_under_test"] = script["thread"]
+    return observation
+
+
+@pytest.fixture
+def sp_proxies(raw_store: object, store: RecordingStore) -> Iterator[Callable[..., RecordingStore]]:
+    """Makes extra recording proxies (fresh timelines) and closes them at the end."""
+    made: list[RecordingStore] = []
+
+    def make(inner: object | None = None) -> RecordingStore:
+        proxy = RecordingStore(raw_store if inner is None else inner, Timeline(),
+                               timeout=store.timeout)
+        made.append(proxy)
+        return proxy
+
+    yield make
+    for proxy in made:
+        proxy.close()
+
+
+# -- given ---------------------------------------------------------------------------------
+
+
+@given(
+    parsers.parse('a save-policy agent with the "{policy}" save policy'),
+    target_fixture="sp_case",
+)
+def sp_agent_with_policy(namespace: str, policy: str) -> SavePolicyCase:
+    """The standard conversation (one tool round, then an answer) under ``policy``."""
+    return SavePolicyCase(base_script(f"{namespace}-sp", policy))
+
+
+@given("a save-policy agent with no save policy configured", target_fixture="sp_case")
+def sp_agent_default(namespace: str) -> SavePolicyCase:
+    """The standard conversation with no save policy named."""
+    return SavePolicyCase(base_script(f"{namespace}-sp", None))
+
+
+@given(parsers.parse('the save-policy agent follows the variant "{variant}"'))
+def sp_variant(sp_case: SavePolicyCase, variant: str) -> None:
+    """Ask the runtime for a named divergent behaviour."""
+    sp_case.script["variant"] = variant
+
+
+@given(parsers.parse('the save-policy run meets the failure point "{point}"'))
+def sp_failure_point(sp_case: SavePolicyCase, point: str) -> None:
+    """Script the run to fail (or be interrupted) at ``point``."""
+    sp_case.script = apply_failure_point(sp_case.script, point)
+
+
+@given(parsers.parse('the save-policy model answers directly with "{text}"'))
+def sp_direct_answer(sp_case: SavePolicyCase, text: str) -> None:
+    """The model answers at once, without tools."""
+    sp_case.script["model"]["agent"] = [{"reply": text}]
+
+
+@given(parsers.parse('the save-policy output guardrail {action} the answer with "{text}"'))
+def sp_output_guardrail(sp_case: SavePolicyCase, action: str, text: str) -> None:
+    """``replaces`` or ``blocks`` the model's answer, putting ``text`` in its place."""
+    verbs = {"replaces": "replace", "blocks": "block"}
+    if action not in verbs:
+        raise ValueError(f"unknown guardrail action {action!r}; use replaces or blocks")
+    sp_case.script["hooks"]["output_guardrail"] = {"action": verbs[action], "text": text}
+
+
+@given("the save-policy input guardrail blocks the input")
+def sp_input_blocked(sp_case: SavePolicyCase) -> None:
+    """The input guardrail refuses the user input."""
+    sp_case.script["hooks"]["input_guardrail"] = {"action": "block", "text": "not allowed"}
+
+
+@given(parsers.parse("the save-policy model call fails {times:d} times with status {status:d}"))
+def sp_retryable_failures(sp_case: SavePolicyCase, times: int, status: int) -> None:
+    """The first model call fails ``times`` times with a retryable status first."""
+    failure = {"fail": {"type": "ProviderError", "message": "try again", "status": status}}
+    sp_case.script["model"]["agent"][:0] = [failure] * times
+
+
+@given("the save-policy tool call needs approval")
+def sp_needs_approval(sp_case: SavePolicyCase) -> None:
+    """The model's tool call waits for a human approval."""
+    sp_case.script["model"]["agent"][0]["tool_calls"][0]["needs_approval"] = True
+
+
+@given(parsers.parse('a later save-policy run sends "{text}" and gets the answer "{reply}"'))
+def sp_later_run(sp_case: SavePolicyCase, text: str, reply: str) -> None:
+    """Another run on the same thread, answered without tools."""
+    sp_case.script["runs"].append({"input": text})
+    sp_case.script["model"]["agent"].append({"reply": reply})
+
+
+@given("a later save-policy run approves the pending tool call")
+def sp_resume_approved(sp_case: SavePolicyCase) -> None:
+    """The suspended run is resumed with an approval; the model then answers."""
+    sp_case.script["runs"].append({"resume": {"approved": True}})
+
+
+@given("the save-policy run is streamed")
+def sp_streamed(sp_case: SavePolicyCase) -> None:
+    """Every run of the script streams its answers."""
+    sp_case.script["stream"] = True
+
+
+@given("the save-policy store does not declare the errors capability")
+def sp_store_without_errors(sp_case: SavePolicyCase) -> None:
+    """Present the store to the runtime with ``errors`` hidden."""
+    sp_case.without_errors = True
+
+
+@given(parsers.parse('the save-policy configuration names the save policy "{policy}"'))
+def sp_configured_policy(sp_case: SavePolicyCase, policy: str) -> None:
+    """Configure a policy name, valid or not."""
+    sp_case.script["save_policy"] = policy
+
+
+@given("the save-policy store keeps error records")
+def sp_needs_errors(store: RecordingStore) -> None:
+    """End as unsupported when the store does not declare ``errors``."""
+    require_capability(store.capabilities, Capability.ERRORS.value)
+
+
+# -- when ----------------------------------------------------------------------------------
+
+
+@when("the save-policy script is executed", target_fixture="sp_observation")
+def sp_execute(
+    sp_case: SavePolicyCase, runtime: Runtime, store: RecordingStore,
+    raw_store: object, sp_proxies: Callable[..., RecordingStore],
+) -> dict[str, Any]:
+    """Run the script through the runtime under test, against the store under test."""
+    proxy = sp_proxies(StoreWithoutErrors(raw_store)) if sp_case.without_errors else store
+    return _execute(runtime, sp_case.script, proxy)
+
+
+@when("the save-policy script is executed under each save policy", target_fixture="sp_variants")
+def sp_execute_each_policy(
+    sp_case: SavePolicyCase, runtime: Runtime, sp_proxies: Callable[..., RecordingStore],
+) -> dict[str, dict[str, Any]]:
+    """The same script under message, turn and run, each on its own thread."""
+    out = {}
+    for policy in POLICIES:
+        script = {**sp_case.script, "save_policy": policy,
+                  "thread": f"{sp_case.script['thread']}-{policy}"}
+        out[policy] = _execute(runtime, script, sp_proxies())
+    return out
+
+
+@when("the save-policy script is executed buffered and streamed", target_fixture="sp_variants")
+def sp_execute_both_modes(
+    sp_case: SavePolicyCase, runtime: Runtime, sp_proxies: Callable[..., RecordingStore],
+) -> dict[str, dict[str, Any]]:
+    """The same script buffered and streamed, each on its own thread."""
+    out = {}
+    for mode, stream in (("buffered", False), ("streamed", True)):
+        script = {**sp_case.script, "stream": stream,
+                  "thread": f"{sp_case.script['thread']}-{mode}"}
+        out[mode] = _execute(runtime, script, sp_proxies())
+    return out
+
+
+# -- then: outcomes --------------------------------------------------------------------
+
+
+@then(parsers.parse('the save-policy run ends "{outcome}"'))
+def sp_run_ends(sp_observation: dict[str, Any], outcome: str) -> None:
+    """Run 1's outcome, written ``blocked at output`` for blocks."""
+    sp_run_number_ends(sp_observation, 1, outcome)
+
+
+@then(parsers.parse('save-policy run {number:d} ends "{outcome}"'))
+def sp_run_number_ends(sp_observation: dict[str, Any], number: int, outcome: str) -> None:
+    """The outcome of the n-th run."""
+    run = _run(sp_observation, number)
+    observed = run["outcome"] + (f" at {run['stage']}" if run.get("stage") else "")
+    expect_equal(f"outcome of save-policy run {number}", outcome, observed)
+
+
+@then(parsers.parse('the caller of the save-policy run gets the error "{kind}"'))
+def sp_caller_error(sp_observation: dict[str, Any], kind: str) -> None:
+    """The error type the caller of run 1 received."""
+    error = _run(sp_observation, 1).get("error") or {}
+    expect_equal("error the caller got", kind, error.get("type"))
+
+
+@then("the caller of the save-policy run gets no error")
+def sp_caller_no_error(sp_observation: dict[str, Any]) -> None:
+    """Run 1 reported no error."""
+    expect_equal("error the caller got", None, _run(sp_observation, 1).get("error"))
+
+
+@then(parsers.parse('the save-policy reply is "{text}"'))
+def sp_reply(sp_observation: dict[str, Any], text: str) -> None:
+    """The answer the caller of run 1 got."""
+    expect_equal("reply of save-policy run 1", text, _run(sp_observation, 1).get("reply"))
+
+
+@then(parsers.parse("the save-policy model was called {count:d} times"))
+def sp_model_calls(sp_observation: dict[str, Any], count: int) -> None:
+    """Model calls seen on the timeline (retries included)."""
+    calls = [e for e in sp_observation["timeline"] if e["kind"] == "model"]
+    expect_equal("model calls", count, len(calls))
+
+
+@then("the save-policy configuration is rejected naming the save_policy setting")
+def sp_rejected(sp_observation: dict[str, Any]) -> None:
+    """The runtime refused the configuration, naming the setting."""
+    problem = sp_observation.get("construction_error")
+    if not isinstance(problem, Mapping) or "save_policy" not in str(problem.get("message", "")) + \
+            str(problem.get("field", "")):
+        raise Mismatch("configuration with an unknown save policy",
+                       "refused at construction, naming save_policy", repr(problem))
+
+
+@then("the save-policy runtime neither called the model nor the store")
+def sp_nothing_ran(sp_observation: dict[str, Any]) -> None:
+    """Nothing ran: no model call and no store call."""
+    touched = [f"{e['kind']}:{e['name']}" for e in sp_observation["timeline"]
+               if e["kind"] in ("model", "store", "tool")]
+    expect_equal("model, tool and store calls", [], touched)
+
+
+# -- then: what was appended -----------------------------------------------------------
+
+
+@then(parsers.parse('the save-policy appends are "{batches}"'))
+def sp_appends(sp_observation: dict[str, Any], batches: str) -> None:
+    """The roles of each batch the store accepted, in append order."""
+    observed = _roles(appended_batches(sp_observation, _thread(sp_observation)))
+    expect_equal("batches appended (roles per batch)", batches, observed)
+
+
+@then("the save-policy thread holds:")
+def sp_thread_holds(
+    sp_observation: dict[str, Any], store: RecordingStore, datatable: list[list[str]]
+) -> None:
+    """The stored transcript, read back through the store, as role | text rows."""
+    stored = _read(store, _thread(sp_observation))
+    expected = [tuple(row) for row in datatable[1:]]
+    observed = [(m.role, _expand(m.text)) for m in stored]
+    expect_equal("stored transcript", [(r, _expand(t)) for r, t in expected], observed)
+
+
+def _expand(text: str) -> str:
+    return {"<prompt>": PROMPT, "<answer>": ANSWER}.get(text, text)
+
+
+def _read(store: RecordingStore, thread: str) -> list[Message]:
+    try:
+        return store.messages(thread)
+    except AdapterContractError:
+        raise
+    except Exception as exc:
+        raise AdapterContractError("messages", f"raised where success is required: {exc}") from exc
+
+
+@then("no save-policy message is stored twice")
+def sp_no_duplicates(sp_observation: dict[str, Any], store: RecordingStore) -> None:
+    """Every appended message id and every stored message appears once."""
+    ids = [m["id"] for b in appended_batches(sp_observation, _thread(sp_observation)) for m in b]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    expect_equal("appended message ids that repeat", [], repeated)
+    stored = _read(store, _thread(sp_observation))
+    texts = [(m.role, m.text) for m in stored]
+    expect_equal("stored messages that repeat", [], [t for t in texts if texts.count(t) > 1])
+
+
+@then("every stored save-policy tool call has its result in the same batch")
+def sp_no_orphans(sp_observation: dict[str, Any]) -> None:
+    """No batch carries an assistant tool call without the tool message answering it."""
+    orphans = []
+    for batch in appended_batches(sp_observation, _thread(sp_observation)):
+        answered = {
+            p.get("call_id") for m in batch if m["role"] == "tool" for p in m["parts"]
+            if isinstance(p, Mapping)
+        }
+        for m in batch:
+            for p in m["parts"]:
+                if isinstance(p, Mapping) and p.get("type") == "tool_call" \
+                        and p.get("id") not in answered:
+                    orphans.append(p.get("id"))
+    expect_equal("tool calls stored without their result", [], orphans)
+
+
+@then("the save-policy pending tool call is stored without a result")
+def sp_pending_stored(sp_observation: dict[str, Any]) -> None:
+    """The suspended run's tool call is stored, and no result for it."""
+    pending = {c["id"] for c in _run(sp_observation, 1).get("pending_tool_calls", [])}
+    stored = [m for b in appended_batches(sp_observation, _thread(sp_observation)) for m in b]
+    calls = {p.get("id") for m in stored for p in m["parts"]
+             if isinstance(p, Mapping) and p.get("type") == "tool_call"}
+    results = {p.get("call_id") for m in stored for p in m["parts"]
+               if isinstance(p, Mapping) and p.get("type") == "tool_result"}
+    if not pending or not pending <= calls or pending & results:
+        raise Mismatch("pending tool call", f"stored call(s) {sorted(pending)} without result",
+                       f"calls stored {sorted(map(str, calls))}, "
+                       f"results {sorted(map(str, results))}")
+
+
+@then("every stored save-policy message carries its run id and a round counted from 1")
+def sp_run_ids_and_rounds(sp_observation: dict[str, Any]) -> None:
+    """run_id names the run that made the message; round is its round within the run."""
+    runs = {r["run_id"]: r for r in sp_observation["runs"]}
+    problems = []
+    for batch in appended_batches(sp_observation, _thread(sp_observation)):
+        for m in batch:
+            if m.get("run_id") not in runs:
+                problems.append(f"{m['id']}: run_id {m.get('run_id')!r}")
+            if not isinstance(m.get("round"), int) or m["round"] < 1:
+                problems.append(f"{m['id']}: round {m.get('round')!r}")
+    expect_equal("messages with a bad run id or round", [], problems)
+
+
+@then(parsers.parse('the stored save-policy rounds are "{rounds}"'))
+def sp_rounds(sp_observation: dict[str, Any], rounds: str) -> None:
+    """The round of each appended message, in append order."""
+    observed = ",".join(
+        str(m.get("round"))
+        for b in appended_batches(sp_observation, _thread(sp_observation)) for m in b
+    )
+    expect_equal("rounds of the appended messages", rounds, observed)
+
+
+@then("the stored save-policy answer is not the model's own text")
+def sp_answer_not_raw(sp_observation: dict[str, Any]) -> None:
+    """The model's raw answer never reached the store."""
+    stored = [m["text"] for b in appended_batches(sp_observation, _thread(sp_observation))
+              for m in b]
+    if ANSWER in stored:
+        raise Mismatch("stored answer", "the guardrail's text only", "the model's raw answer")
+
+
+# -- then: order -------------------------------------------------------------------------
+
+
+def _find(observation: Mapping[str, Any], label: str) -> int | None:
+    thread = _thread(observation)
+    entries = observation["timeline"]
+
+    def first(pred: Callable[[dict[str, Any]], bool], last: bool = False) -> int | None:
+        hits = [i for i, e in enumerate(entries) if pred(e)]
+        if not hits:
+            return None
+        return hits[-1] if last else hits[0]
+
+    def append_ok(e: dict[str, Any]) -> bool:
+        return e["kind"] == "store" and e["name"] == "append" and "raised" not in e \
+            and e["args"][0] == thread
+
+    def final_answer(e: dict[str, Any]) -> bool:
+        return append_ok(e) and any(
+            m["role"] == "assistant" and not _has_tool_call(m) for m in e["args"][1]
+        )
+
+    finders: dict[str, Callable[[], int | None]] = {
+        "input appended": lambda: first(
+            lambda e: append_ok(e) and any(m["role"] == "user" for m in e["args"][1])),
+        "first model call": lambda: first(lambda e: e["kind"] == "model"),
+        "last model call": lambda: first(lambda e: e["kind"] == "model", last=True),
+        "tool run": lambda: first(lambda e: e["kind"] == "tool"),
+        "tool call appended": lambda: first(
+            lambda e: append_ok(e) and any(_has_tool_call(m) for m in e["args"][1])),
+        "output guardrail": lambda: first(
+            lambda e: e["kind"] == "hook" and e["name"] == "output_guardrail"),
+        "answer appended": lambda: first(final_answer),
+        "run-end hook": lambda: first(lambda e: e["kind"] == "hook" and e["name"] == "run_end"),
+        "last append": lambda: first(append_ok, last=True),
+        "append raised": lambda: first(
+            lambda e: e["kind"] == "store" and e["name"] == "append" and "raised" in e),
+        "error hook": lambda: first(lambda e: e["kind"] == "hook" and e["name"] == "run_error"),
+        "record_error": lambda: first(
+            lambda e: e["kind"] == "store" and e["name"] == "record_error"),
+        "outcome reported": lambda: first(
+            lambda e: e["kind"] == "event" and e["name"] == "outcome"),
+    }
+    if label not in finders:
+        raise ValueError(f"unknown timeline point {label!r}; known: {', '.join(finders)}")
+    return finders[label]()
+
+
+@then(parsers.parse('the save-policy timeline order is "{sequence}"'))
+def sp_timeline_order(sp_observation: dict[str, Any], sequence: str) -> None:
+    """Each named point happened, in the order given (``a > b > c``)."""
+    labels = [s.strip() for s in sequence.split(">")]
+    found = {label: _find(sp_observation, label) for label in labels}
+    positions = [found[label] for label in labels]
+    ordered = all(p is not None for p in positions) and positions == sorted(
+        p for p in positions if p is not None
+    ) and len(set(positions)) == len(positions)
+    if not ordered:
+        observed = sorted(
+            (label for label in labels if found[label] is not None),
+            key=lambda label: found[label] or 0,
+        )
+        missing = [label for label in labels if found[label] is None]
+        raise Mismatch(
+            "order on the timeline", " > ".join(labels),
+            " > ".join(observed) + (f" (never happened: {', '.join(missing)})" if missing else ""),
+        )
+
+
+@then(parsers.parse('the save-policy timeline never shows "{label}"'))
+def sp_timeline_never(sp_observation: dict[str, Any], label: str) -> None:
+    """The named point did not happen."""
+    expect_equal(f"'{label}' on the timeline", None, _find(sp_observation, label))
+
+
+# -- then: error records ---------------------------------------------------------------
+
+
+@then(parsers.parse('record_error was called once for the save-policy run with "{roles}"'))
+def sp_record_error_once(sp_observation: dict[str, Any], roles: str) -> None:
+    """Exactly one record_error call, holding every new message of the run and its error."""
+    calls = _error_records(sp_observation)
+    expect_equal("record_error calls", 1, len(calls))
+    record = ErrorRecord.from_json(calls[0]["args"][1])
+    run = _run(sp_observation, 1)
+    expect_equal("roles of the messages given to record_error",
+                 "" if roles == "none" else roles,
+                 ",".join(m.role for m in record.messages))
+    expect_equal("messages given to record_error",
+                 [m["id"] for m in run["new_messages"]], [m.id for m in record.messages])
+    expect_equal("run id of the error record", run["run_id"], record.run_id)
+
+
+@then(parsers.parse('the save-policy error record holds the error "{kind}"'))
+def sp_record_error_kind(sp_observation: dict[str, Any], kind: str) -> None:
+    """The error given to record_error is the run's error."""
+    calls = _error_records(sp_observation)
+    if not calls:
+        raise Mismatch("record_error", f"one call with error {kind}", "no call")
+    expect_equal("error given to record_error", kind, calls[0]["args"][1]["error"].get("type"))
+
+
+@then("the save-policy store received no record_error call")
+def sp_no_record_error(sp_observation: dict[str, Any]) -> None:
+    """record_error was never called."""
+    expect_equal("record_error calls", 0, len(_error_records(sp_observation)))
+
+
+@then("the save-policy messages hold no error record")
+def sp_messages_without_errors(sp_observation: dict[str, Any], store: RecordingStore) -> None:
+    """The stored transcript is exactly what was appended: no error record in it."""
+    thread = _thread(sp_observation)
+    require_capability(store.capabilities, Capability.ERRORS.value)
+    accepted = [e for e in _error_records(sp_observation) if "raised" not in e]
+    if not accepted:
+        raise Mismatch("record_error", "one accepted call for the failed run", "none")
+    if not store.errors(thread):
+        raise AdapterContractError("errors", "record_error succeeded but errors() is empty")
+    appended = [Message.from_json(m).id for b in appended_batches(sp_observation, thread)
+                for m in b]
+    expect_equal("stored message ids", appended, [m.id for m in _read(store, thread)])
+
+
+# -- then: behaviour across policies and modes --------------------------------------------
+
+
+def _behaviour(observation: Mapping[str, Any]) -> dict[str, Any]:
+    runs = [
+        {k: r.get(k) for k in ("outcome", "stage", "reply", "error", "model_calls",
+                               "pending_tool_calls")}
+        for r in observation["runs"]
+    ]
+    calls = [
+        {k: e.get(k) for k in ("kind", "name", "args", "result", "failed", "response")}
+        for e in observation["timeline"] if e["kind"] in ("model", "tool")
+    ]
+    return {"runs": runs, "calls": calls, "ledger": observation["ledger"]}
+
+
+@then("the save-policy run behaves the same under every policy")
+def sp_same_behaviour(sp_variants: dict[str, dict[str, Any]]) -> None:
+    """Model calls (with what the model saw), tool runs, outcome, reply and ledger."""
+    reference = _behaviour(sp_variants["message"])
+    for policy in ("turn", "run"):
+        expect_equal(f"behaviour under {policy} compared with message",
+                     reference, _behaviour(sp_variants[policy]))
+
+
+@then("the buffered and streamed save-policy runs persist the same batches")
+def sp_same_batches(sp_variants: dict[str, dict[str, Any]]) -> None:
+    """Same batches (roles and texts) and same outcome in both modes."""
+    def summary(observation: dict[str, Any]) -> Any:
+        return (
+            [[(m["role"], m["text"]) for m in b]
+             for b in appended_batches(observation, _thread(observation))],
+            [(r["outcome"], r["reply"]) for r in observation["runs"]],
+        )
+    expect_equal("persisted batches and outcome, streamed vs buffered",
+                 summary(sp_variants["buffered"]), summary(sp_variants["streamed"]))
+
+
+@then("the streamed save-policy run emitted chunk events")
+def sp_chunks(sp_variants: dict[str, dict[str, Any]]) -> None:
+    """Streaming is visible as chunk events; buffered runs emit none."""
+    def chunks(observation: dict[str, Any]) -> int:
+        return sum(1 for e in observation["timeline"]
+                   if e["kind"] == "event" and e["name"] == "chunk")
+    if chunks(sp_variants["streamed"]) == 0 or chunks(sp_variants["buffered"]) != 0:
+        raise Mismatch("chunk events", "some when streamed, none when buffered",
+                       f"streamed {chunks(sp_variants['streamed'])}, "
+                       f"buffered {chunks(sp_variants['buffered'])}")
+
+
+# -- then: side effects and context ----------------------------------------------------------
+
+
+@then("the save-policy ledger still holds the tool's effect")
+def sp_ledger(sp_observation: dict[str, Any]) -> None:
+    """The tool's side effect stays recorded, whatever happened to the run."""
+    effects = [entry.get("effect") for entry in sp_observation["ledger"]]
+    expect_equal("side-effect ledger", [EFFECT], effects)
+
+
+@then(parsers.parse("the save-policy model saw at the first call of run {number:d}:"))
+def sp_context(sp_observation: dict[str, Any], number: int, datatable: list[list[str]]) -> None:
+    """The context view of a run's first model call, as role | text rows."""
+    run = _run(sp_observation, number)
+    if not run["model_calls"]:
+        raise Mismatch(f"model calls of run {number}", "at least one", "none")
+    observed = [(m["role"], m["text"]) for m in run["model_calls"][0]["context"]]
+    expected = [(r, _expand(t)) for r, t in (tuple(row) for row in datatable[1:])]
+    expect_equal(f"what the model saw at the first call of run {number}", expected, observed)
+
+
+@then("the save-policy thread history was loaded once, by the first run")
+def sp_loaded_once(sp_observation: dict[str, Any]) -> None:
+    """A resumed run carries its history with it: one history load for the script."""
+    loads = _stores(sp_observation, "messages", _thread(sp_observation))
+    expect_equal("history loads of the thread", 1, len(loads))
