@@ -1,0 +1,72 @@
+Feature: Persisted state: a killed job resumes from its record alone
+  The resume test of document 004: kill a job part-way, start again with the
+  store and nothing else, and check that no completed step is redone, no
+  intended step is skipped, and every value a later step needs came from the
+  record.
+
+  Troubleshooting: compare the ledger of tool effects with the plan. An effect
+  listed twice means the resume redid finished work (often by replaying the
+  logged transcript); a missing effect means the resume skipped a step; a job
+  that ends "blocked" after a resume in a fresh process kept a value outside
+  the store (in memory, an environment variable or a temporary file).
+
+  Background:
+    Given the persisted-state store declares "state"
+    And a job "deploy-1" with the steps:
+      | step   | tool           | args                | records               | marks         |
+      | lookup | lookup_service |                     | service_id=$result.id |               |
+      | build  | build          | service=$service_id |                       |               |
+      | deploy | deploy         | service=$service_id |                       | deployed=true |
+    And the job tool "lookup_service" returns {"id": "svc-42"}
+
+  Rule: values a later step needs are written down
+
+    @PS-005 @state
+    Scenario: A job writes the looked-up id into its record before it counts as done
+      When the job runs and is killed after step 1
+      Then the stored record holds the value "service_id" = "svc-42"
+
+  Rule: a resumed job neither redoes nor skips work
+
+    @PS-006 @PS-007 @state
+    Scenario Outline: A job resumed in the same process performs each step exactly once
+      When the job runs and is killed after step <k>
+      And the job is resumed in the same process
+      Then the job outcome is "completed"
+      And the ledger of all runs holds each effect once, in plan order:
+        | effect         |
+        | lookup_service |
+        | build          |
+        | deploy         |
+      And the "deploy" tool was called with {"service": "svc-42"}
+
+      Examples: kill points
+        | k |
+        | 1 |
+        | 2 |
+
+    @PS-008 @state
+    Scenario: A job resumes from its record, not from its logged transcript
+      When the job runs and is killed after step 1
+      And the job is resumed in the same process
+      Then the resumed job did not read the job's log
+      And the model's view at every step holds only the record and the current step
+
+  Rule: resume on a different machine
+
+    @PS-009 @PS-006 @PS-007 @durable @state
+    Scenario Outline: A job killed part-way finishes in a fresh process given only the store URL
+      When the job runs and is killed after step <k>
+      And the job is resumed in a fresh process given only the store URL
+      Then the job outcome is "completed"
+      And the ledger of all runs holds each effect once, in plan order:
+        | effect         |
+        | lookup_service |
+        | build          |
+        | deploy         |
+      And the "deploy" tool was called with {"service": "svc-42"}
+
+      Examples: kill points
+        | k |
+        | 1 |
+        | 2 |
