@@ -18,9 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from typing import cast
+from typing import Any, cast
 
 from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
