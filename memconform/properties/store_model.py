@@ -15,6 +15,7 @@ batch too, and the comparison goes on.
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,8 @@ __all__ = ["Divergence", "KeyedModel", "MessageModel", "StoreModel", "model_for"
 THREADS = ("A", "B")
 IDS = st.sampled_from(tuple(f"m{i}" for i in range(8)))
 _namespaces = itertools.count(1)
+_RUN = uuid.uuid4().hex[:8]
+"""Keeps this run's threads apart from earlier runs' on a server that keeps data."""
 
 
 class Divergence(AssertionError):
@@ -81,7 +84,7 @@ class _Model(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.reference = MemoryStore()
-        self.space = f"prop{next(_namespaces)}"
+        self.space = f"prop{_RUN}-{next(_namespaces)}"
         self.steps: list[dict[str, JSONValue]] = []
 
     # -- helpers ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ import json
 import os
 import pkgutil
 import re
+import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ from memconform.timeline import Timeline
 RULE_TAG = re.compile(r"^(SP|SW|TU|CA|PS|ST)-\d{3}$")
 _NOT_STEP_MODULES = {"plugin", "common", "suite"}
 _counter = itertools.count(1)
+_RUN = uuid.uuid4().hex[:6]
+"""Tells this run from earlier ones whose process had the same id: a server store
+keeps their data, and process ids are reused."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -122,7 +126,7 @@ def namespace(request: pytest.FixtureRequest) -> str:
     """A prefix unique to this scenario, this process and this run: use it in every
     thread id, scope and key so scenarios never see each other's data."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "w0")
-    return f"mc{os.getpid()}-{worker}-{next(_counter)}"
+    return f"mc{os.getpid()}{_RUN}-{worker}-{next(_counter)}"
 
 
 @pytest.fixture
