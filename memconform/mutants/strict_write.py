@@ -1,0 +1,177 @@
+"""Deliberately broken strict-write runtimes and commit-flag stores.
+
+Each runtime mutant is the reference executor with one :class:`Behaviour` or
+:class:`DigestRules` switch turned the wrong way (or the ``eddi-snapshot``
+variant, which differs from the document on purpose); each store mutant wraps a
+working store and breaks one commit-flag promise. ``kills`` lists the rules the
+strict-write features must reject the mutant under.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from memconform.mutants import Mutant
+from memconform.simulator.digest import SEED_RULES
+from memconform.simulator.environment import Environment
+from memconform.simulator.runtime import Simulator
+from memconform.simulator.strict_write import SEED, Behaviour, run
+from memconform.values import JSONValue, Message
+
+__all__ = ["MUTANTS", "BrokenStrictWrite", "FlagLosingStore", "SetCommittedIgnoringStore"]
+
+PROFILE = "strict-write"
+
+
+class BrokenStrictWrite(Simulator):
+    """The simulator, except that strict-write scripts run with ``behaviour``."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        super().__init__()
+        self.behaviour = behaviour
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        """Strict-write scripts run broken; every other profile runs as usual."""
+        if script.get("profile") == PROFILE:
+            return run(script, env, self.behaviour)
+        return super().execute(script, env)
+
+
+class _StoreWrapper:
+    """Delegates everything to the wrapped store."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    @property
+    def capabilities(self) -> Any:
+        """The wrapped store's declaration, unchanged."""
+        return self._inner.capabilities  # type: ignore[attr-defined]
+
+
+class SetCommittedIgnoringStore(_StoreWrapper):
+    """Accepts ``set_committed`` and changes nothing: uncommitted data stays visible."""
+
+    def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
+        """Does nothing."""
+
+
+class FlagLosingStore(_StoreWrapper):
+    """Keeps the flag and filters on it, but every message it returns reads as
+    committed: the flag is lost on the way out."""
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        """Read as the wrapped store does, then report every message as committed."""
+        read = self._inner.messages(  # type: ignore[attr-defined]
+            thread_id, limit, include_uncommitted=include_uncommitted
+        )
+        return [replace(m, committed=True) for m in read]
+
+
+def _runtime(name: str, doc: str, kills: set[str], **switches: Any) -> Mutant:
+    behaviour = replace(SEED, **switches)
+    return Mutant(
+        name=name, kind="runtime", doc=doc, kills=frozenset(kills),
+        build=lambda: BrokenStrictWrite(behaviour), profile=PROFILE,
+    )
+
+
+def _digest(name: str, doc: str, kills: set[str], **switches: Any) -> Mutant:
+    return _runtime(name, doc, kills, digest_rules=replace(SEED_RULES, **switches))
+
+
+MUTANTS: list[Mutant] = [
+    Mutant(
+        name="sw-eddi-snapshot",
+        kind="runtime",
+        doc="The EDDI snapshot: keep_all applies nothing, rollback by key, raw digests, "
+        "no caller entry by default, no continueOnFailure.",
+        kills=frozenset({
+            "SW-003", "SW-007", "SW-008", "SW-010", "SW-013", "SW-015", "SW-016", "SW-017",
+            "SW-018", "SW-019", "SW-020", "SW-021", "SW-022", "SW-023", "SW-024", "SW-026",
+            "SW-027", "SW-030",
+        }),
+        build=lambda: Simulator(variant="eddi-snapshot"),
+        profile=PROFILE,
+    ),
+    _runtime("sw-strict-when-disabled", "Applies strict write even while `enabled` is false.",
+             {"SW-001", "SW-002", "SW-014", "SW-017"}, honour_enabled=False),
+    _runtime("sw-view-includes-uncommitted",
+             "Builds the model's view from every stored message, uncommitted ones included.",
+             {"SW-006"}, view_committed_only=False),
+    _runtime("sw-rollback-misses-in-place-changes",
+             "Rollback leaves the failed task's in-place changes (data and output) committed.",
+             {"SW-007", "SW-008"}, rollback_in_place_changes=False),
+    _runtime("sw-rollback-misses-appended-items",
+             "Rollback leaves items the failed task appended to an existing output key.",
+             {"SW-008"}, rollback_appended_items=False),
+    _runtime("sw-overbroad-rollback",
+             "Rollback also uncommits what earlier tasks of the step wrote.",
+             {"SW-007", "SW-030"}, rollback_only_failed_task=False),
+    _runtime("sw-digest-rolled-back",
+             "Injects the digest before the rollback, which then hides it.",
+             {"SW-001", "SW-009", "SW-027", "SW-029"}, digest_after_rollback=False),
+    _runtime("sw-keep-all-without-action", "keep_all emits no task_failed action.",
+             {"SW-010", "SW-013"}, keep_all_action=False),
+    _runtime("sw-task-ids-with-scheme",
+             "Puts eddi://<name> into the digest's taskId and the action name.",
+             {"SW-010", "SW-011"}, bare_task_ids=False),
+    _runtime("sw-exclude-all-reports-task-errors",
+             "exclude_all still gives the caller a taskErrors entry and a stream event.",
+             {"SW-012"}, exclude_all_silent=False),
+    _runtime("sw-default-mode-feeds-task-errors",
+             "Without strict write, stores the caller's taskErrors entry in memory (model view).",
+             {"SW-002", "SW-014", "SW-017"}, caller_only_by_default=False),
+    _runtime("sw-continue-by-default",
+             "Runs the remaining tasks after every failure, as if continueOnFailure were on.",
+             {"SW-002", "SW-014", "SW-015", "SW-029"}, continue_by_default=True),
+    _runtime("sw-continue-past-shutdown",
+             "continueOnFailure also continues past a graceful-shutdown interrupt.",
+             {"SW-028"}, stop_at_shutdown=False),
+    _runtime("sw-late-digest",
+             "Injects digests only after the pipeline ends, too late for later tasks.",
+             {"SW-027"}, digest_in_same_turn=False),
+    _runtime("sw-failed-turn-discarded",
+             "Uncommits the whole step of a turn that ended in ERROR.",
+             {"SW-009", "SW-029"}, persist_failed_turn=False),
+    _runtime("sw-stream-event-raw-reason",
+             "The streaming task_failed event carries the raw message instead of the reason.",
+             {"SW-024"}, stream_clean_reason=False),
+    _runtime("sw-end-user-sees-reason",
+             "Shows end users the digest text instead of a generic notice.",
+             {"SW-025"}, generic_end_user_notice=False),
+    _digest("sw-digest-keeps-bearer", "The digest's secret filter misses Bearer tokens.",
+            {"SW-019", "SW-024"}, bearer_tokens=False),
+    _digest("sw-digest-keeps-urls", "The digest keeps URLs.", {"SW-020"}, urls=False),
+    _digest("sw-digest-keeps-stack-frames", "The digest keeps stack frames.",
+            {"SW-021"}, stack_frames=False),
+    _digest("sw-digest-over-200",
+            "Caps the reason at 200 characters instead of the whole text.",
+            {"SW-022"}, cap_whole_text=False),
+    _digest("sw-digest-cut-before-redaction",
+            "Cuts the digest text first and redacts afterwards.",
+            {"SW-023"}, redact_before_cut=False),
+    Mutant(
+        name="sw-store-ignores-set-committed",
+        kind="store",
+        doc="set_committed changes nothing: uncommitted data stays visible.",
+        kills=frozenset({"SW-004", "SW-005", "SW-006", "SW-007", "SW-008"}),
+        build=SetCommittedIgnoringStore,
+        profile=PROFILE,
+    ),
+    Mutant(
+        name="sw-store-loses-committed-flag-on-read",
+        kind="store",
+        doc="Reads report every message as committed, even the hidden ones.",
+        kills=frozenset({"SW-004", "SW-005", "SW-007"}),
+        build=FlagLosingStore,
+        profile=PROFILE,
+    ),
+]
