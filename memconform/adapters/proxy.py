@@ -139,6 +139,7 @@ class RecordingStore:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self._worker = _Worker()
         self._hung: str | None = None
+        self._closed = False
         self.capabilities = self._read_capabilities()
 
     # -- plumbing -----------------------------------------------------------------
@@ -170,7 +171,10 @@ class RecordingStore:
         return names
 
     def close(self) -> None:
-        """Stop the worker thread; the store itself stays open (the kit owns it)."""
+        """Stop the worker thread; the store itself stays open (the kit owns it).
+
+        Any later call raises ``RuntimeError`` at once."""
+        self._closed = True
         self._worker.stop()
 
     def has(self, capability: Capability | str) -> bool:
@@ -178,6 +182,8 @@ class RecordingStore:
         return str(capability) in self.capabilities
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self._closed:
+            raise RuntimeError(f"{method}: the recording proxy is closed")
         if self._hung is not None:
             raise AdapterTimeoutError(method, f"not called: {self._hung} hung earlier")
         fn = getattr(self.inner, method, None)
