@@ -154,36 +154,44 @@ def _selection(args: argparse.Namespace, catalogue: Catalogue) -> list[str] | No
 
 def _identity(args: argparse.Namespace) -> dict[str, Any]:
     """What is under test: the redacted store URL and what the store declares."""
-    from memconform.adapters.proxy import AdapterContractError, RecordingStore
-    from memconform.adapters.registry import StoreURLError, open_store, redact_url
+    from memconform.adapters.registry import redact_url
 
     identity: dict[str, Any] = {"runtime": args.runtime or "memconform.simulator:Simulator"}
-    probe_dir = tempfile.TemporaryDirectory(prefix="memconform-probe-")
-    if args.store is None:
-        identity["store"] = "sqlite:///<temporary file>"
-        probe_url = f"sqlite:///{Path(probe_dir.name) / 'probe.db'}"
-    else:
+    if args.store is not None:
         identity["store"] = redact_url(args.store)
-        probe_url = args.store
+        identity.update(_probe(args.store, args.timeout))
+        return identity
+    identity["store"] = "sqlite:///<temporary file>"
+    with tempfile.TemporaryDirectory(prefix="memconform-probe-") as probe_dir:
+        identity.update(_probe(f"sqlite:///{Path(probe_dir) / 'probe.db'}", args.timeout))
+    return identity
+
+
+def _probe(url: str, timeout: float) -> dict[str, Any]:
+    """Open the store once to read its type, version and declared capabilities."""
+    from memconform.adapters.proxy import AdapterContractError, RecordingStore
+    from memconform.adapters.registry import StoreURLError, open_store
+
     try:
-        store = open_store(probe_url)
+        store = open_store(url)
     except StoreURLError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
         raise _AdapterFailure(f"cannot open the store: {type(exc).__name__}: {exc}") from None
     try:
-        proxy = RecordingStore(store, timeout=args.timeout)
+        proxy = RecordingStore(store, timeout=timeout)
+        proxy.close()
     except AdapterContractError as exc:
         raise _AdapterFailure(str(exc)) from None
-    identity["capabilities"] = sorted(proxy.capabilities)
-    identity["store_type"] = f"{type(store).__module__}.{type(store).__qualname__}"
-    identity["store_version"] = str(getattr(store, "version", "") or "")
-    proxy.close()
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
-    probe_dir.cleanup()
-    return identity
+    finally:
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+    return {
+        "capabilities": sorted(proxy.capabilities),
+        "store_type": f"{type(store).__module__}.{type(store).__qualname__}",
+        "store_version": str(getattr(store, "version", "") or ""),
+    }
 
 
 class _AdapterFailure(Exception):
@@ -193,11 +201,12 @@ class _AdapterFailure(Exception):
 def _pytest_args(
     args: argparse.Namespace, selection: list[str] | None, outcomes: Path
 ) -> list[str]:
-    from memconform import steps
+    from memconform import properties, steps
 
     suite = Path(steps.__file__).resolve().parent / "suite.py"
+    checks = Path(properties.__file__).resolve().parent / "checks.py"
     argv = [
-        sys.executable, "-m", "pytest", str(suite),
+        sys.executable, "-m", "pytest", str(suite), str(checks),
         "-p", "no:cacheprovider", "--rootdir", str(outcomes.parent), "-c", os.devnull,
         "--strict-markers", "-W", "error",
         "--memconform-outcomes", str(outcomes), "--memconform-timeout", str(args.timeout),
@@ -210,6 +219,8 @@ def _pytest_args(
         argv += ["--mutant", args.mutant]
     if selection is not None:
         argv += ["-m", " or ".join(selection)]
+    if args.certify:
+        argv += ["--memconform-thoroughness", "thorough"]
     if args.jobs > 1:
         argv += ["-n", str(args.jobs)]
     return argv
