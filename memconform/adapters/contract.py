@@ -87,7 +87,7 @@ class Store(Protocol):
         """The capability names this store declares (see :class:`Capability`)."""
         ...
 
-    def append(self, thread_id: str, batch: Sequence[Message]) -> None | Awaitable[None]:
+    def append(self, thread_id: str, batch: Sequence[Message]) -> Awaitable[None] | None:
         """Store one ordered batch of messages atomically: all of it or none of it.
 
         Order within and across batches is append order, never a caller timestamp.
@@ -117,7 +117,7 @@ class CommitFlagsStore(Protocol):
 
     def set_committed(
         self, thread_id: str, message_ids: Sequence[str], committed: bool
-    ) -> None | Awaitable[None]:
+    ) -> Awaitable[None] | None:
         """Set the committed flag of the named messages; unknown ids raise ``KeyError``.
 
         Uncommitted messages keep their place in the order and are left out of
@@ -136,7 +136,7 @@ class CommitFlagsStore(Protocol):
 class ErrorsStore(Protocol):
     """Capability ``errors``: failure records kept apart from the transcript."""
 
-    def record_error(self, thread_id: str, record: ErrorRecord) -> None | Awaitable[None]:
+    def record_error(self, thread_id: str, record: ErrorRecord) -> Awaitable[None] | None:
         """Keep one error record for the thread. It never appears in ``messages()``
         and never changes what ``messages()`` returns."""
         ...
@@ -149,7 +149,7 @@ class ErrorsStore(Protocol):
 class TurnRecordsStore(Protocol):
     """Capability ``turn-records``: document 002's execution records."""
 
-    def append_record(self, record: TurnRecord) -> None | Awaitable[None]:
+    def append_record(self, record: TurnRecord) -> Awaitable[None] | None:
         """Keep one turn record exactly as given, child usage included unchanged."""
         ...
 
@@ -165,7 +165,7 @@ class StateStore(Protocol):
 
     def read_state(
         self, scope: str, key: str
-    ) -> StateEntry | None | Awaitable[StateEntry | None]:
+    ) -> StateEntry | Awaitable[StateEntry | None] | None:
         """The current entry of ``key`` in ``scope`` (one job's working state), or
         ``None`` when the key was never written there."""
         ...
@@ -183,13 +183,13 @@ class StateStore(Protocol):
 class KnowledgeStore(Protocol):
     """Capability ``knowledge``: durable facts keyed by subject, with provenance."""
 
-    def put_fact(self, scope: str, fact: Fact) -> None | Awaitable[None]:
+    def put_fact(self, scope: str, fact: Fact) -> Awaitable[None] | None:
         """Store ``fact`` in ``scope`` (one knowledge base, e.g. one user's); it
         supersedes (replaces) any fact there with the same subject. Every
         provenance field is kept exactly."""
         ...
 
-    def get_fact(self, scope: str, subject: str) -> Fact | None | Awaitable[Fact | None]:
+    def get_fact(self, scope: str, subject: str) -> Fact | Awaitable[Fact | None] | None:
         """The current fact for ``subject`` in ``scope``, or ``None``."""
         ...
 

@@ -2,13 +2,15 @@
 
 It keeps every promise that makes sense inside one process and declares every
 capability except ``durable`` and ``concurrent-writers``. All values are copied
-on the way in and out, so callers can never change what is stored.
+on the way in and out (deep copies: a returned message's ``metadata`` or
+``parts`` can be changed freely), so callers can never change what is stored.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from copy import deepcopy
 
 from memconform.adapters.contract import (
     Capability,
@@ -16,6 +18,7 @@ from memconform.adapters.contract import (
     DuplicateIdError,
     UnsupportedValueError,
 )
+from memconform.adapters.faults import batch_row_pause
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
 __all__ = ["MemoryStore", "check_text"]
@@ -68,11 +71,15 @@ class MemoryStore:
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
         """See :meth:`memconform.adapters.contract.Store.append`."""
-        batch = list(batch)
+        batch = deepcopy(list(batch))
         with self._lock:
             stored = self._messages.setdefault(thread_id, [])
             _check_batch(batch, {m.id for m in stored})
-            stored.extend(batch)
+            staged = list(stored)
+            for message in batch:
+                batch_row_pause()  # the kit's fault point: a failure here stores nothing
+                staged.append(message)
+            stored[:] = staged
 
     def messages(
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
@@ -84,9 +91,9 @@ class MemoryStore:
             visible = [
                 m for m in self._messages.get(thread_id, []) if include_uncommitted or m.committed
             ]
-        if limit is None:
-            return visible
-        return visible[len(visible) - limit :] if limit else []
+        if limit is not None:
+            visible = visible[max(0, len(visible) - limit) :] if limit else []
+        return deepcopy(visible)
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
         """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""
@@ -104,27 +111,29 @@ class MemoryStore:
     def record_error(self, thread_id: str, record: ErrorRecord) -> None:
         """See :meth:`memconform.adapters.contract.ErrorsStore.record_error`."""
         with self._lock:
-            self._errors.setdefault(thread_id, []).append(record)
+            self._errors.setdefault(thread_id, []).append(deepcopy(record))
 
     def errors(self, thread_id: str) -> list[ErrorRecord]:
         """See :meth:`memconform.adapters.contract.ErrorsStore.errors`."""
         with self._lock:
-            return list(self._errors.get(thread_id, []))
+            return deepcopy(self._errors.get(thread_id, []))
 
     def append_record(self, record: TurnRecord) -> None:
         """See :meth:`memconform.adapters.contract.TurnRecordsStore.append_record`."""
         with self._lock:
-            self._records.append(record)
+            self._records.append(deepcopy(record))
 
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
         """See :meth:`memconform.adapters.contract.TurnRecordsStore.records`."""
         with self._lock:
-            return [r for r in self._records if thread_id is None or r.thread_id == thread_id]
+            return deepcopy(
+                [r for r in self._records if thread_id is None or r.thread_id == thread_id]
+            )
 
     def read_state(self, scope: str, key: str) -> StateEntry | None:
         """See :meth:`memconform.adapters.contract.StateStore.read_state`."""
         with self._lock:
-            return self._state.get((scope, key))
+            return deepcopy(self._state.get((scope, key)))
 
     def write_state(
         self, scope: str, key: str, value: JSONValue, expected_version: int | None
@@ -138,26 +147,29 @@ class MemoryStore:
                     f"state {scope}/{key}: expected version {expected_version}, "
                     f"stored version is {current_version}"
                 )
-            entry = StateEntry(key, value, (current_version or 0) + 1)
+            entry = StateEntry(key, deepcopy(value), (current_version or 0) + 1)
             self._state[(scope, key)] = entry
-            return entry
+            return deepcopy(entry)
 
     def put_fact(self, scope: str, fact: Fact) -> None:
         """See :meth:`memconform.adapters.contract.KnowledgeStore.put_fact`."""
         check_text(fact.statement)
         with self._lock:
-            self._facts[(scope, fact.subject)] = fact
+            self._facts[(scope, fact.subject)] = deepcopy(fact)
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
         """See :meth:`memconform.adapters.contract.KnowledgeStore.get_fact`."""
         with self._lock:
-            return self._facts.get((scope, subject))
+            return deepcopy(self._facts.get((scope, subject)))
 
     def facts(self, scope: str) -> list[Fact]:
         """See :meth:`memconform.adapters.contract.KnowledgeStore.facts`."""
         with self._lock:
-            return sorted(
-                (f for (s, _), f in self._facts.items() if s == scope), key=lambda f: f.subject
+            return deepcopy(
+                sorted(
+                    (f for (s, _), f in self._facts.items() if s == scope),
+                    key=lambda f: f.subject,
+                )
             )
 
     def forget(self, scope: str, subject: str) -> bool:

@@ -1,0 +1,35 @@
+Feature: Store promises that need several processes
+  Durability, concurrent writers and atomic batches under a crash can only be
+  shown with real processes: the kit starts child processes that open the
+  store by its URL. For built-in stores the kill lands at a known row through
+  the adapter's pause point; for other stores it is best effort, and the
+  evidence says which.
+
+  Troubleshooting: a durable failure usually means data lives in a process
+  cache; a concurrent failure means positions are computed outside the write
+  transaction or batches are written row by row; an atomic failure means the
+  batch is not one transaction.
+
+  Rule: What was acknowledged survives a fresh process
+
+    @ST-032 @durable
+    Scenario: Store data is read back identically by a fresh process
+      Given the store claims the "durable" capability
+      When one process writes to store thread "A" and exits
+      Then a fresh process reads back everything that was acknowledged
+
+  Rule: Concurrent writers lose nothing and never interleave a batch
+
+    @ST-033 @concurrent-writers
+    Scenario: Store keeps every writer's batches whole and in order
+      Given the store claims the "concurrent-writers" capability
+      When 3 writer processes append at once to a shared store thread and to threads of their own
+      Then no acknowledged message is lost, each writer's order holds and no batch is interleaved
+
+  Rule: A batch killed in the middle is all there or all gone
+
+    @ST-034 @atomic-batch
+    Scenario: Store batch interrupted by a killed process is all or nothing
+      Given the store claims the "atomic-batch" capability
+      When a writer process is killed in the middle of appending a batch to store thread "A"
+      Then a fresh process finds that batch wholly stored or wholly absent

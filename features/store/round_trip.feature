@@ -1,0 +1,57 @@
+Feature: Store round trip is exact
+  What a store gives back is what the next model reads and what a person
+  audits. Every field of a message, and any Unicode text, comes back exactly;
+  text a store cannot hold is refused loudly, never altered quietly.
+
+  Troubleshooting: a mismatch here usually comes from Unicode normalisation,
+  whitespace trimming, an encoding step (latin-1, escaping markup), a text
+  column with a length limit, or JSON numbers turned into decimals.
+
+  Rule: Every field comes back exactly
+
+    @ST-013
+    Scenario: Store keeps every field of a message
+      When store thread "A" is appended a message with every field set
+      Then store thread "A" gives that message back field for field
+
+  Rule: Any Unicode text comes back code point for code point
+
+    @ST-014
+    Scenario Outline: Store keeps <sample> text exactly
+      When store thread "A" is appended a message whose text is the "<sample>" sample
+      Then store thread "A" gives that text back exactly
+
+      Examples: hard texts
+        | sample                          |
+        | right-to-left                   |
+        | emoji                           |
+        | combining marks                 |
+        | leading and trailing whitespace |
+        | SQL fragment                    |
+        | markup                          |
+        | one megabyte                    |
+
+  Rule: Text a store cannot hold is refused, never altered
+
+    @ST-015
+    Scenario: Store refuses a lone surrogate and stores none of the batch
+      Given store thread "A" holds 1 messages
+      When store thread "A" is appended a batch whose second message text holds a lone surrogate
+      Then the store call is refused with UnsupportedValueError
+      And store thread "A" holds exactly "m1"
+
+    @ST-014 @ST-015
+    Scenario: Store keeps NUL in text exactly or refuses it
+      When store thread "A" is appended a message whose text is the "NUL" sample
+      Then store thread "A" gave that text back exactly or refused it as unsupported
+
+    @ST-013 @ST-015
+    Scenario Outline: Store keeps <sample> inside metadata and parts exactly or refuses it
+      When store thread "A" is appended a message whose metadata and parts hold the "<sample>" sample
+      Then store thread "A" gave that message back exactly or refused it as unsupported
+
+      Examples: hard values
+        | sample         |
+        | NUL            |
+        | lone surrogate |
+        | emoji          |

@@ -1,0 +1,427 @@
+"""Store mutants: each wraps a working store and breaks one promise of the
+``store`` profile, so that every check of that profile is shown able to fail.
+
+Every wrapper delegates what it does not break. The multi-process mutants
+(``process-scoped-threads``, ``split-batch``) are killed by the scenarios of
+``features/store/processes.feature`` when the suite runs on a store other
+processes can open (SQLite); their child processes apply the same mutant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from memconform.adapters.contract import DuplicateIdError
+from memconform.mutants import Mutant
+from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
+
+__all__ = ["MUTANTS"]
+
+
+class _Wrapper:
+    """Delegates everything to ``inner``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    @property
+    def capabilities(self) -> Any:
+        return self.inner.capabilities
+
+    def _messages(
+        self, thread_id: str, limit: int | None = None, include_uncommitted: bool = False
+    ) -> list[Message]:
+        if include_uncommitted:
+            return list(self.inner.messages(thread_id, limit, include_uncommitted=True))
+        return list(self.inner.messages(thread_id, limit))
+
+
+class WindowOldest(_Wrapper):
+    """A window returns the oldest N messages instead of the newest N."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        every = self._messages(thread_id, None, **kw)
+        if limit is not None and limit < 0:
+            raise ValueError("negative limit")
+        return every if limit is None else every[:limit]
+
+
+class SplitBatch(_Wrapper):
+    """Writes a batch one message at a time, so a failure or a kill in the middle
+    leaves the earlier messages stored."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        for message in batch:
+            self.inner.append(thread_id, [message])
+
+
+def _caller_time(message: Message) -> str:
+    meta = message.metadata
+    for key in ("timestamp", "created_at", "ts"):
+        if key in meta:
+            return str(meta[key])
+    return ""
+
+
+class CallerTimestampOrder(_Wrapper):
+    """Orders messages by the caller's timestamp metadata instead of append order."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        if limit is not None and limit < 0:
+            raise ValueError("negative limit")
+        every = sorted(self._messages(thread_id, None, **kw), key=_caller_time)
+        if limit is None:
+            return every
+        return every[len(every) - limit :] if limit else []
+
+
+class CappedAt100(_Wrapper):
+    """An unlimited read silently returns at most the first 100 messages."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        got = self._messages(thread_id, limit, **kw)
+        return got[:100] if limit is None else got
+
+
+class LiveList(_Wrapper):
+    """Reads hand out the store's own cached list and message objects."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._cache: dict[tuple[str, int | None, bool], list[Message]] = {}
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(thread_id, batch)
+        self._cache = {k: v for k, v in self._cache.items() if k[0] != thread_id}
+
+    def set_committed(self, thread_id: str, ids: Sequence[str], committed: bool) -> None:
+        self.inner.set_committed(thread_id, ids, committed)
+        self._cache = {k: v for k, v in self._cache.items() if k[0] != thread_id}
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        key = (thread_id, limit, include_uncommitted)
+        if key not in self._cache:
+            self._cache[key] = self._messages(thread_id, limit, include_uncommitted)
+        return self._cache[key]
+
+
+class DuplicatesAccepted(_Wrapper):
+    """A batch repeating an id is accepted: the repeats are dropped silently."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        stored = {
+            m.id for m in self._messages(thread_id, None, "commit-flags" in self.capabilities)
+        }
+        fresh: list[Message] = []
+        for message in batch:
+            if message.id not in stored:
+                stored.add(message.id)
+                fresh.append(message)
+        with contextlib.suppress(DuplicateIdError):
+            self.inner.append(thread_id, fresh)
+
+
+class NegativeLimitAccepted(_Wrapper):
+    """A negative limit is taken as a Python slice instead of being refused."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        if limit is not None and limit < 0:
+            return self._messages(thread_id, None, **kw)[-limit:]
+        return self._messages(thread_id, limit, **kw)
+
+
+class ZeroMeansAll(_Wrapper):
+    """A window of zero returns every message."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        return self._messages(thread_id, None if limit == 0 else limit, **kw)
+
+
+class UnknownThreadRaises(_Wrapper):
+    """Reading a thread never written raises KeyError."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        got = self._messages(thread_id, limit, **kw)
+        if not got and not self._messages(thread_id, None, bool(kw)):
+            raise KeyError(f"no thread {thread_id!r}")
+        return got
+
+
+class EmptyBatchRefused(_Wrapper):
+    """An empty batch is refused with ValueError."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        if not batch:
+            raise ValueError("empty batch")
+        self.inner.append(thread_id, batch)
+
+
+class DropsStructure(_Wrapper):
+    """Parts, metadata and turn ids are dropped on write."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(
+            thread_id, [replace(m, parts=(), metadata={}, turn_id=None) for m in batch]
+        )
+
+
+class TextNormalised(_Wrapper):
+    """Text is NFC-normalised and stripped on write."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(
+            thread_id,
+            [replace(m, text=unicodedata.normalize("NFC", m.text).strip()) for m in batch],
+        )
+
+
+class SurrogatesReplaced(_Wrapper):
+    """Text the store cannot hold is silently altered (lone surrogates become '?')."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        def clean(text: str) -> str:
+            return text.encode("utf-8", "replace").decode("utf-8")
+
+        self.inner.append(thread_id, [replace(m, text=clean(m.text)) for m in batch])
+
+
+class ErrorsLeak(_Wrapper):
+    """Recording an error also writes it into the transcript."""
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        self.inner.record_error(thread_id, record)
+        text = f"{record.error.get('type')}: {record.error.get('message')}"
+        self.inner.append(
+            thread_id, [Message(id=f"error-{record.run_id}", role="system", text=text)]
+        )
+
+
+class ErrorsReversed(_Wrapper):
+    """Error records come back newest first."""
+
+    def errors(self, thread_id: str) -> list[ErrorRecord]:
+        return list(reversed(self.inner.errors(thread_id)))
+
+
+class UncommittedVisible(_Wrapper):
+    """Uncommitted messages show up in plain reads."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        return self._messages(thread_id, limit, True)
+
+
+class WindowCountsHidden(_Wrapper):
+    """The window is cut before hidden messages are removed, so it shrinks."""
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        got = self._messages(thread_id, limit, True)
+        return got if include_uncommitted else [m for m in got if m.committed]
+
+
+class FlagsPartial(_Wrapper):
+    """Unknown ids in a commit-flag change are ignored; the known ones change."""
+
+    def set_committed(self, thread_id: str, ids: Sequence[str], committed: bool) -> None:
+        known = {m.id for m in self._messages(thread_id, None, True)}
+        self.inner.set_committed(thread_id, [i for i in ids if i in known], committed)
+
+
+class ThreadLeak(_Wrapper):
+    """Threads of one scenario share storage (the last '-part' of the id is ignored)."""
+
+    @staticmethod
+    def _key(thread_id: str) -> str:
+        return thread_id.rsplit("-", 1)[0]
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(self._key(thread_id), batch)
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        return self._messages(self._key(thread_id), limit, **kw)
+
+    def set_committed(self, thread_id: str, ids: Sequence[str], committed: bool) -> None:
+        self.inner.set_committed(self._key(thread_id), ids, committed)
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        self.inner.record_error(self._key(thread_id), record)
+
+    def errors(self, thread_id: str) -> list[ErrorRecord]:
+        return list(self.inner.errors(self._key(thread_id)))
+
+    def records(self, thread_id: str | None = None) -> list[TurnRecord]:
+        return list(self.inner.records(None))
+
+
+class ScopeLeak(_Wrapper):
+    """Jobs and knowledge scopes of one scenario share storage."""
+
+    @staticmethod
+    def _key(scope: str) -> str:
+        return scope.rsplit("-", 1)[0]
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        return self.inner.read_state(self._key(scope), key)  # type: ignore[no-any-return]
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        return self.inner.write_state(self._key(scope), key, value, expected)
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self.inner.put_fact(self._key(scope), fact)
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        return self.inner.get_fact(self._key(scope), subject)  # type: ignore[no-any-return]
+
+    def facts(self, scope: str) -> list[Fact]:
+        return list(self.inner.facts(self._key(scope)))
+
+    def forget(self, scope: str, subject: str) -> bool:
+        return bool(self.inner.forget(self._key(scope), subject))
+
+
+class UsageFolded(_Wrapper):
+    """A parent's turn record comes back with its children's usage added in."""
+
+    def records(self, thread_id: str | None = None) -> list[TurnRecord]:
+        got = list(self.inner.records(thread_id))
+        out = []
+        for record in got:
+            usage = dict(record.usage)
+            for child in got:
+                if child.parent_turn_id == record.turn_id:
+                    for k, v in child.usage.items():
+                        if isinstance(v, int) and isinstance(usage.get(k), int):
+                            usage[k] = usage[k] + v
+            out.append(replace(record, usage=usage))
+        return out
+
+
+class CasIgnoresVersion(_Wrapper):
+    """A state write succeeds whatever version it expected."""
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        current = self.inner.read_state(scope, key)
+        return self.inner.write_state(
+            scope, key, value, None if current is None else current.version
+        )
+
+
+class VersionsFromZero(_Wrapper):
+    """State versions are reported one lower: the first write is version 0."""
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        entry = self.inner.read_state(scope, key)
+        return None if entry is None else replace(entry, version=entry.version - 1)
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        entry = self.inner.write_state(
+            scope, key, value, None if expected is None else expected + 1
+        )
+        return replace(entry, version=entry.version - 1)
+
+
+class FactsAccumulate(_Wrapper):
+    """Facts about one subject pile up instead of superseding each other."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._all: dict[str, list[Fact]] = {}
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self._all.setdefault(scope, []).append(fact)
+        if self.inner.get_fact(scope, fact.subject) is None:
+            self.inner.put_fact(scope, fact)
+
+    def facts(self, scope: str) -> list[Fact]:
+        kept = [f for f in self._all.get(scope, []) if self.inner.get_fact(scope, f.subject)]
+        return sorted(kept, key=lambda f: f.subject)
+
+
+class ProvenanceLaundered(_Wrapper):
+    """Facts are stored as trusted conclusions, whatever their provenance said."""
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self.inner.put_fact(scope, replace(fact, trust="trusted", origin="concluded"))
+
+
+class ForgetNoop(_Wrapper):
+    """Forgetting answers true but deletes nothing."""
+
+    def forget(self, scope: str, subject: str) -> bool:
+        return self.inner.get_fact(scope, subject) is not None
+
+
+class ProcessScopedThreads(_Wrapper):
+    """Each process sees only the threads it wrote itself, as a process-local
+    cache would: nothing survives into a fresh process."""
+
+    @staticmethod
+    def _key(thread_id: str) -> str:
+        return f"{thread_id}@{os.getpid()}"
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(self._key(thread_id), batch)
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        return self._messages(self._key(thread_id), limit, **kw)
+
+    def set_committed(self, thread_id: str, ids: Sequence[str], committed: bool) -> None:
+        self.inner.set_committed(self._key(thread_id), ids, committed)
+
+
+def _mutant(name: str, cls: Callable[[Any], object], kills: str) -> Mutant:
+    doc = (cls.__doc__ or "").strip().splitlines()[0]
+    return Mutant(
+        name=name,
+        kind="store",
+        doc=doc,
+        kills=frozenset(kills.split()),
+        build=cls,
+        profile="store",
+    )
+
+
+MUTANTS: list[Mutant] = [
+    _mutant("store-window-oldest", WindowOldest, "ST-003"),
+    _mutant("store-split-batch", SplitBatch, "ST-001 ST-016 ST-034"),
+    _mutant("store-caller-timestamp-order", CallerTimestampOrder, "ST-002"),
+    _mutant("store-capped-at-100", CappedAt100, "ST-006"),
+    _mutant("store-live-list", LiveList, "ST-007"),
+    _mutant("store-duplicates-accepted", DuplicatesAccepted, "ST-010 ST-011"),
+    _mutant("store-negative-limit-accepted", NegativeLimitAccepted, "ST-005"),
+    _mutant("store-zero-means-all", ZeroMeansAll, "ST-004"),
+    _mutant("store-unknown-thread-raises", UnknownThreadRaises, "ST-008"),
+    _mutant("store-empty-batch-refused", EmptyBatchRefused, "ST-012"),
+    _mutant("store-drops-structure", DropsStructure, "ST-013"),
+    _mutant("store-text-normalised", TextNormalised, "ST-014"),
+    _mutant("store-surrogates-replaced", SurrogatesReplaced, "ST-015"),
+    _mutant("store-errors-leak", ErrorsLeak, "ST-021"),
+    _mutant("store-errors-reversed", ErrorsReversed, "ST-022"),
+    _mutant("store-uncommitted-visible", UncommittedVisible, "ST-017 ST-018"),
+    _mutant("store-window-counts-hidden", WindowCountsHidden, "ST-019"),
+    _mutant("store-flags-partial", FlagsPartial, "ST-020"),
+    _mutant("store-thread-leak", ThreadLeak, "ST-009 ST-022 ST-024"),
+    _mutant("store-usage-folded", UsageFolded, "ST-023"),
+    _mutant("store-cas-ignores-version", CasIgnoresVersion, "ST-026"),
+    _mutant("store-versions-from-zero", VersionsFromZero, "ST-025"),
+    _mutant("store-scope-leak", ScopeLeak, "ST-027 ST-031"),
+    _mutant("store-facts-accumulate", FactsAccumulate, "ST-028"),
+    _mutant("store-provenance-laundered", ProvenanceLaundered, "ST-029"),
+    _mutant("store-forget-noop", ForgetNoop, "ST-030"),
+    _mutant("store-process-scoped-threads", ProcessScopedThreads, "ST-032 ST-033"),
+]
+"""Every store mutant; ``kills`` lists the rules whose scenarios reject it."""
+
+MULTI_PROCESS_MUTANTS = frozenset({"store-split-batch", "store-process-scoped-threads"})
+"""Mutants whose kills include rules checked with several processes: run them on SQLite."""

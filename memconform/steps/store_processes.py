@@ -1,0 +1,121 @@
+"""Step definitions of the ``store`` profile that need several processes
+(``features/store/processes.feature``): durable, concurrent writers and atomic
+batches, judged by :mod:`memconform.adapters.contract_checks`."""
+
+from __future__ import annotations
+
+import pytest
+from pytest_bdd import parsers, then, when
+
+from memconform.adapters.contract_checks import (
+    check_atomic_batch,
+    check_concurrent_writers,
+    check_durable,
+)
+from memconform.adapters.proxy import AdapterContractError, RecordingStore
+from memconform.steps.common import Mismatch, unsupported
+from memconform.steps.store import StoreScene
+
+__all__: list[str] = []
+
+
+# -- several processes --
+
+
+def _mutant(request: pytest.FixtureRequest) -> str | None:
+    name = request.config.getoption("--mutant")
+    return str(name) if name else None
+
+
+def _timeout(request: pytest.FixtureRequest) -> float:
+    return float(request.config.getoption("--memconform-timeout"))
+
+
+@when(parsers.parse('one process writes to store thread "{name}" and exits'))
+def _durable(
+    request: pytest.FixtureRequest,
+    store: RecordingStore,
+    store_scene: StoreScene,
+    store_url: str,
+    name: str,
+) -> None:
+    store_scene.check = check_durable(
+        store_url,
+        store_scene.thread(name),
+        capabilities=store.capabilities,
+        mutant=_mutant(request),
+        timeout=_timeout(request),
+    )
+
+
+@when(
+    parsers.parse(
+        "{writers:d} writer processes append at once to a shared store thread "
+        "and to threads of their own"
+    )
+)
+def _concurrent(
+    request: pytest.FixtureRequest, store_scene: StoreScene, store_url: str, writers: int
+) -> None:
+    store_scene.check = check_concurrent_writers(
+        store_url,
+        store_scene.thread("shared"),
+        writers=writers,
+        mutant=_mutant(request),
+        timeout=_timeout(request),
+    )
+
+
+@when(
+    parsers.parse(
+        'a writer process is killed in the middle of appending a batch to store thread "{name}"'
+    )
+)
+def _killed(
+    request: pytest.FixtureRequest,
+    store: RecordingStore,
+    store_scene: StoreScene,
+    store_url: str,
+    name: str,
+) -> None:
+    store_scene.check = check_atomic_batch(
+        store_url,
+        store_scene.thread(name),
+        capabilities=store.capabilities,
+        mutant=_mutant(request),
+        timeout=_timeout(request),
+    )
+
+
+def _check_passed(store: RecordingStore, scene: StoreScene, what: str) -> None:
+    check = scene.check
+    assert check is not None
+    if not check.applicable:
+        unsupported(check.evidence)
+    # the evidence goes on the timeline, so a pass also says how it was reached
+    store.timeline.add(
+        "check",
+        what,
+        passed=check.passed,
+        deterministic=check.deterministic,
+        evidence=check.evidence,
+    )
+    if check.adapter_error is not None:
+        raise AdapterContractError(check.adapter_error[0], check.adapter_error[1])
+    if not check.passed:
+        raise Mismatch(what, check.expected, check.evidence)
+
+
+@then("a fresh process reads back everything that was acknowledged")
+def _durable_ok(store: RecordingStore, store_scene: StoreScene) -> None:
+    _check_passed(store, store_scene, "what a fresh process read back")
+
+
+@then("no acknowledged message is lost, each writer's order holds and no batch is interleaved")
+def _concurrent_ok(store: RecordingStore, store_scene: StoreScene) -> None:
+    _check_passed(store, store_scene, "the shared and own threads after concurrent writers")
+
+
+@then("a fresh process finds that batch wholly stored or wholly absent")
+def _atomic_ok(store: RecordingStore, store_scene: StoreScene) -> None:
+    _check_passed(store, store_scene, "the batch whose writer was killed")

@@ -1,0 +1,120 @@
+"""Deliberately broken store adapters, opened as ``tests.bad_store_adapters:NAME``.
+
+Each breaks the Store contract itself (not a rule of it), so the kit must
+report the verdict ``error`` naming the method, and go on with other rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memconform.adapters.faults import HangingStore
+from memconform.adapters.memory import MemoryStore
+from memconform.values import Message
+
+
+class _NoMessages:
+    """Declares nothing and has no ``messages`` method."""
+
+    capabilities: frozenset[str] = frozenset()
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        return None
+
+
+class _RaisingAppend(MemoryStore):
+    """Every non-empty append raises a plain RuntimeError."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        if batch:
+            raise RuntimeError("connection reset by peer")
+
+
+class _WrongShape(MemoryStore):
+    """``messages`` answers a list of strings instead of messages."""
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> Any:
+        return [m.text for m in super().messages(thread_id, limit, **kw)] or ["not a message"]
+
+
+def no_messages() -> object:
+    """A store lacking the required ``messages`` method."""
+    return _NoMessages()
+
+
+def raising_append() -> object:
+    """A store whose ``append`` raises where rules require success."""
+    return _RaisingAppend()
+
+
+def wrong_shape() -> object:
+    """A store whose ``messages`` returns the wrong shape."""
+    return _WrongShape()
+
+
+def hanging_messages() -> object:
+    """A store whose ``messages`` never returns."""
+    return HangingStore(MemoryStore(), methods=("messages",))
+
+
+class UnlockedFileStore:
+    """A file store that reads, changes and rewrites one JSON file with no lock.
+
+    It keeps every single-process promise, but two processes appending at once
+    lose each other's batches. It calls the kit's row point between reading
+    the file and writing it back, so the concurrency check can hold it there.
+    The file is named by the environment variable ``MEMCONFORM_TEST_FILE_STORE``.
+    """
+
+    capabilities = frozenset({"durable", "concurrent-writers", "atomic-batch"})
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _load(self) -> dict[str, list[dict[str, Any]]]:
+        import json
+        import os
+
+        if not os.path.exists(self.path):
+            return {}
+        with open(self.path, encoding="utf-8") as f:
+            data: dict[str, list[dict[str, Any]]] = json.load(f)
+        return data
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        import json
+        import os
+
+        from memconform.adapters.contract import DuplicateIdError
+        from memconform.adapters.faults import batch_row_pause
+
+        data = self._load()
+        stored = data.setdefault(thread_id, [])
+        ids = {m["id"] for m in stored}
+        for message in batch:
+            if message.id in ids:
+                raise DuplicateIdError(message.id)
+            ids.add(message.id)
+        for message in batch:
+            batch_row_pause()
+            stored.append(message.to_json())
+        tmp = f"{self.path}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, self.path)
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        if limit is not None and limit < 0:
+            raise ValueError("negative limit")
+        got = [Message.from_json(m) for m in self._load().get(thread_id, [])]
+        if limit is None:
+            return got
+        return got[len(got) - limit :] if limit else []
+
+
+def unlocked_file_store() -> object:
+    """The :class:`UnlockedFileStore` in ``$MEMCONFORM_TEST_FILE_STORE``."""
+    import os
+
+    return UnlockedFileStore(os.environ["MEMCONFORM_TEST_FILE_STORE"])

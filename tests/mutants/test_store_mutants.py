@@ -1,0 +1,52 @@
+"""Every store mutant is rejected by the scenarios of the rules it claims to
+break, and the working stores pass every store scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memconform.catalogue import load_catalogue
+from memconform.mutants.store import MULTI_PROCESS_MUTANTS, MUTANTS
+from tests.mutant_harness import rules_with, run_suite
+
+TARGET = "tests/features/test_store.py"
+
+
+def _store_options(name: str | None, tmp_path: Path) -> list[str]:
+    if name in MULTI_PROCESS_MUTANTS:
+        return ["--store", f"sqlite:///{tmp_path / 'mutant.db'}"]
+    return ["--store", "memory://"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_mutant_is_killed(mutant, tmp_path: Path) -> None:
+    outcomes = run_suite(
+        TARGET, tmp_path, "--mutant", mutant.name, *_store_options(mutant.name, tmp_path)
+    )
+    rejected = rules_with(outcomes, "failed", "error")
+    missed = sorted(mutant.kills - rejected)
+    assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("url", ["memory://", "sqlite"])
+def test_working_stores_pass_every_store_scenario(url: str, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'ok.db'}" if url == "sqlite" else url
+    outcomes = run_suite(TARGET, tmp_path, "--store", store)
+    bad = [
+        (o["scenario"], o["outcome"], o["message"][:300])
+        for o in outcomes
+        if o["outcome"] not in ("passed", "unsupported")
+    ]
+    assert not bad
+    assert len(outcomes) >= 50
+
+
+def test_every_must_rule_of_the_store_profile_is_killed() -> None:
+    killed = {rule for m in MUTANTS for rule in m.kills}
+    musts = {r.id for r in load_catalogue().select(profiles=["store"]) if r.level == "MUST"}
+    assert musts - killed == set()
+    assert killed - musts == set()
