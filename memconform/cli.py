@@ -237,6 +237,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("judge one subject at a time: give --store or --runtime, not both")
     baseline = None
     from memconform import reports
+    from memconform.adapters.registry import redact_url
 
     if args.baseline:
         try:
@@ -247,8 +248,14 @@ def _run(args: argparse.Namespace) -> int:
     try:
         identity = _identity(args)
     except _AdapterFailure as exc:
+        # Go on: every rule that needs the store will say `error` with the cause.
         print(f"memconform: adapter error: {exc}", file=sys.stderr)
-        return EXIT_ADAPTER
+        identity = {
+            "runtime": args.runtime or "memconform.simulator:Simulator",
+            "store": redact_url(args.store or ""),
+            "capabilities": [],
+            "adapter_error": str(exc),
+        }
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -108,8 +108,16 @@ def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 
 @pytest.fixture(scope="session")
 def raw_store(request: pytest.FixtureRequest, store_url: str) -> Iterator[object]:
-    """The store under test, opened once per session (mutant applied)."""
-    store = open_store(store_url)
+    """The store under test, opened once per session (mutant applied).
+
+    A store that cannot be opened is an adapter failure: every scenario that
+    needs it ends with the verdict ``error`` naming the cause."""
+    try:
+        store = open_store(store_url)
+    except Exception as exc:
+        raise AdapterContractError(
+            "open", f"the store could not be opened: {type(exc).__name__}: {exc}"
+        ) from exc
     mutant_name = request.config.getoption("--mutant")
     if mutant_name:
         mutant = get_mutant(mutant_name)
