@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memconform.mutants import get_mutant
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,9 +21,15 @@ def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]
     """Run pytest on ``target`` (a test file) with ``options``; return the outcomes.
 
     The child's exit code is not checked: failing scenarios are the point.
-    A child that wrote no outcomes (a crash of the kit) fails loudly.
+    A child that wrote no outcomes (a crash of the kit) fails loudly. With
+    ``--mutant NAME`` and no ``-m`` of its own, only the scenarios tagged with
+    the rules the mutant claims to break are run: that is what the mutant test
+    asserts, and it keeps the mutant matrix fast.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
+    if "--mutant" in options and "-m" not in options:
+        kills = get_mutant(options[options.index("--mutant") + 1]).kills
+        options = (*options, "-m", " or ".join(sorted(kills)))
     out = tmp_path / "outcomes.json"
     proc = subprocess.run(
         [
