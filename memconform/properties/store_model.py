@@ -127,7 +127,9 @@ class MessageModel(_Model):
         self.steps.append({"op": "messages", "thread": thread, "limit": limit})
         expected = _outcome(lambda: self.reference.messages(self.thread(thread), limit))
         observed = _outcome(lambda: self.store.messages(self.thread(thread), limit))
-        rules: tuple[str, ...] = ("ST-002", "ST-003", "ST-004", "ST-005", "ST-006", "ST-009", "ST-013", "ST-014")
+        rules: tuple[str, ...] = (
+            "ST-002", "ST-003", "ST-004", "ST-005", "ST-006", "ST-009", "ST-013", "ST-014"
+        )
         if limit is not None and limit < 0:
             rules = ("ST-005",)
         elif limit == 0:

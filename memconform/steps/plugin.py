@@ -194,6 +194,15 @@ def pytest_bdd_step_error(
     request.node.stash[_STEP] = f"{step.keyword} {step.name}"
 
 
+def _first_exception(call: pytest.CallInfo[None]) -> BaseException | None:
+    """The exception a test ended with; a group (Hypothesis reports a flaky or a
+    multiple failure as one) stands for its first member."""
+    exc = call.excinfo.value if call.excinfo else None
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[str, str]:
     if report.passed:
         return "passed", ""
@@ -204,7 +213,7 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
         if reason.startswith(UNSUPPORTED_PREFIX):
             return "unsupported", reason.removeprefix(UNSUPPORTED_PREFIX)
         return "skipped", reason
-    exc = call.excinfo.value if call.excinfo else None
+    exc = _first_exception(call)
     chain = exc
     while chain is not None:
         if isinstance(chain, AdapterContractError):
@@ -224,7 +233,7 @@ def pytest_runtest_makereport(
     report = yield
     if report.when == "call" or (report.when == "setup" and not report.passed):
         rules = sorted({m.name for m in item.iter_markers() if RULE_TAG.match(m.name)})
-        exc = call.excinfo.value if call.excinfo else None
+        exc = _first_exception(call)
         narrowed = getattr(exc, "rules", None)
         if rules and isinstance(narrowed, tuple) and set(narrowed) & set(rules):
             rules = sorted(set(narrowed) & set(rules))
