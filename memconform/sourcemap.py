@@ -37,7 +37,9 @@ _HEADING_END = (".", ":", ";", ",", "?", "!", "{", "(", "[")
 def normalise(text: str) -> str:
     """NFKC, typographic quotes and dashes made plain, whitespace collapsed, lowercased."""
     text = unicodedata.normalize("NFKC", text)
-    plain: dict[str, str | int | None] = {"’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-"}
+    plain: dict[str, str | int | None] = {
+        "’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-",
+    }
     text = text.translate(str.maketrans(plain))
     return " ".join(text.split()).lower()
 

@@ -29,6 +29,7 @@ def test_mutants_are_well_formed() -> None:
     for name, mutant in all_mutants().items():
         assert mutant.name == name
         assert mutant.kind in {"store", "runtime"}, name
-        assert mutant.doc and "\n" not in mutant.doc.strip(), name
+        assert mutant.doc, name
+        assert "\n" not in mutant.doc.strip(), name
         assert mutant.kills <= ids, f"{name} names unknown rules {sorted(mutant.kills - ids)}"
         assert mutant.kills, f"{name} kills nothing"

@@ -37,6 +37,7 @@ from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
 __all__ = ["Divergence", "KeyedModel", "MessageModel", "StoreModel", "model_for"]
 
 THREADS = ("A", "B")
+SCOPES = ("X", "Y")
 IDS = st.sampled_from(tuple(f"m{i}" for i in range(8)))
 _namespaces = itertools.count(1)
 _RUN = uuid.uuid4().hex[:8]
@@ -92,6 +93,9 @@ class _Model(RuleBasedStateMachine):
     def thread(self, name: str) -> str:
         return f"{self.space}-{name}"
 
+    def scope(self, name: str) -> str:
+        return f"{self.space}-{name}"
+
     def check(
         self, rules: tuple[str, ...], what: str, expected: Any, observed: Any
     ) -> None:
@@ -111,16 +115,56 @@ class MessageModel(_Model):
 
     # -- core -----------------------------------------------------------------------
 
-    @rule(thread=st.sampled_from(THREADS), batch=message_batches(IDS))
+    @rule(thread=st.sampled_from(THREADS), batch=message_batches(IDS, lone_surrogates=True))
     def append(self, thread: str, batch: list[Message]) -> None:
         self.steps.append(
             {"op": "append", "thread": thread, "batch": [m.to_json() for m in batch]}
         )
         observed = _outcome(lambda: self.store.append(self.thread(thread), batch))
         if observed == ("raised", "UnsupportedValueError"):
-            return  # refused text the store cannot hold; the reference skips it too
+            # Refusing text the store cannot hold (NUL in PostgreSQL, a lone
+            # surrogate anywhere) is conformant: the reference skips the batch too.
+            # A store that refuses but keeps part of it diverges on the next read.
+            return
         expected = _outcome(lambda: self.reference.append(self.thread(thread), batch))
-        self.check(("ST-001", "ST-010", "ST-011", "ST-012"), "append outcome", expected, observed)
+        self.check(
+            ("ST-001", "ST-010", "ST-011", "ST-012", "ST-015"), "append outcome", expected, observed
+        )
+
+    @rule(thread=st.sampled_from(THREADS), count=st.integers(101, 130))
+    def append_many(self, thread: str, count: int) -> None:
+        """A long thread: unlimited reads must return every message (no silent cap)."""
+        start = sum(1 for s in self.steps if s["op"] == "append_many")
+        batch = [
+            Message(id=f"bulk{start}-{i}", role="user", text=f"message {i}")
+            for i in range(count)
+        ]
+        self.steps.append({"op": "append_many", "thread": thread, "count": count})
+        expected = _outcome(lambda: self.reference.append(self.thread(thread), batch))
+        observed = _outcome(lambda: self.store.append(self.thread(thread), batch))
+        self.check(("ST-001",), "append outcome of a long batch", expected, observed)
+        self.check(
+            ("ST-006",), "messages() of a long thread",
+            len(self.reference.messages(self.thread(thread))),
+            len(self.store.messages(self.thread(thread))),
+        )
+
+    @rule(thread=st.sampled_from(THREADS))
+    def change_what_was_read(self, thread: str) -> None:
+        """Changing a read's result must not change what is stored."""
+        self.steps.append({"op": "change_what_was_read", "thread": thread})
+        got = self.store.messages(self.thread(thread))
+        for message in got:
+            if isinstance(message.metadata, dict):
+                message.metadata["changed by the caller"] = True
+            for part in message.parts:
+                if isinstance(part, dict):
+                    part["changed by the caller"] = True
+        got.clear()
+        self.check(
+            ("ST-007",), "messages() after the caller changed an earlier result",
+            self.reference.messages(self.thread(thread)), self.store.messages(self.thread(thread)),
+        )
 
     @rule(thread=st.sampled_from(THREADS), limit=st.none() | st.integers(-1, 10))
     def read(self, thread: str, limit: int | None) -> None:
@@ -203,9 +247,11 @@ class KeyedModel(_Model):
     )
     def append_record(self, thread: str, outcome: str, child: bool, tokens: int) -> None:
         n = len(self.steps)
+        earlier = self.reference.records(self.thread(thread))
         record = TurnRecord(
             turn_id=f"T{n}", thread_id=self.thread(thread), outcome=outcome,
-            parent_turn_id="T0" if child else None, usage={"tokens": tokens},
+            parent_turn_id=earlier[0].turn_id if child and earlier else None,
+            usage={"tokens": tokens},
         )
         self.steps.append({"op": "append_record", "record": record.to_json()})
         self.reference.append_record(record)
@@ -219,50 +265,61 @@ class KeyedModel(_Model):
 
     @precondition(lambda self: self.can(Capability.STATE))
     @rule(
+        scope=st.sampled_from(SCOPES),
         key=st.sampled_from(("goal", "plan")),
         value=json_values,
         expected_version=st.none() | st.integers(1, 4),
     )
-    def write_state(self, key: str, value: JSONValue, expected_version: int | None) -> None:
-        self.steps.append(
-            {"op": "write_state", "key": key, "value": value, "expected_version": expected_version}
-        )
+    def write_state(
+        self, scope: str, key: str, value: JSONValue, expected_version: int | None
+    ) -> None:
+        self.steps.append({
+            "op": "write_state", "scope": scope, "key": key, "value": value,
+            "expected_version": expected_version,
+        })
+        space = self.scope(scope)
         expected = _outcome(
-            lambda: self.reference.write_state(self.space, key, value, expected_version)
+            lambda: self.reference.write_state(space, key, value, expected_version)
         )
-        observed = _outcome(
-            lambda: self.store.write_state(self.space, key, value, expected_version)
-        )
+        observed = _outcome(lambda: self.store.write_state(space, key, value, expected_version))
         self.check(("ST-025", "ST-026"), "write_state outcome", expected, observed)
-        self.check(
-            ("ST-025", "ST-026"), "read_state after write",
-            self.reference.read_state(self.space, key), self.store.read_state(self.space, key),
-        )
+        for other in SCOPES:
+            self.check(
+                ("ST-025", "ST-026", "ST-027"), f"read_state in scope {other} after a write",
+                self.reference.read_state(self.scope(other), key),
+                self.store.read_state(self.scope(other), key),
+            )
 
     # -- knowledge ----------------------------------------------------------------------
 
     @precondition(lambda self: self.can(Capability.KNOWLEDGE))
-    @rule(fact=st.sampled_from(("editor", "timezone")).flatmap(facts))
-    def put_fact(self, fact: Fact) -> None:
-        self.steps.append({"op": "put_fact", "fact": fact.to_json()})
-        self.reference.put_fact(self.space, fact)
-        self.store.put_fact(self.space, fact)
-        self.check(
-            ("ST-028", "ST-029"), "facts()", self.reference.facts(self.space),
-            self.store.facts(self.space),
-        )
+    @rule(
+        scope=st.sampled_from(SCOPES),
+        fact=st.sampled_from(("editor", "timezone")).flatmap(facts),
+    )
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self.steps.append({"op": "put_fact", "scope": scope, "fact": fact.to_json()})
+        self.reference.put_fact(self.scope(scope), fact)
+        self.store.put_fact(self.scope(scope), fact)
+        for other in SCOPES:
+            self.check(
+                ("ST-028", "ST-029", "ST-031"), f"facts() of scope {other}",
+                self.reference.facts(self.scope(other)), self.store.facts(self.scope(other)),
+            )
 
     @precondition(lambda self: self.can(Capability.KNOWLEDGE))
-    @rule(subject=st.sampled_from(("editor", "timezone")))
-    def forget(self, subject: str) -> None:
-        self.steps.append({"op": "forget", "subject": subject})
-        expected = self.reference.forget(self.space, subject)
-        observed = self.store.forget(self.space, subject)
+    @rule(scope=st.sampled_from(SCOPES), subject=st.sampled_from(("editor", "timezone")))
+    def forget(self, scope: str, subject: str) -> None:
+        self.steps.append({"op": "forget", "scope": scope, "subject": subject})
+        expected = self.reference.forget(self.scope(scope), subject)
+        observed = self.store.forget(self.scope(scope), subject)
         self.check(("ST-030",), "forget answer", expected, observed)
-        self.check(
-            ("ST-030",), "get_fact after forget", self.reference.get_fact(self.space, subject),
-            self.store.get_fact(self.space, subject),
-        )
+        for other in SCOPES:
+            self.check(
+                ("ST-030", "ST-031"), f"get_fact in scope {other} after forget",
+                self.reference.get_fact(self.scope(other), subject),
+                self.store.get_fact(self.scope(other), subject),
+            )
 
 
 
@@ -289,12 +346,16 @@ class StoreModel(MessageModel, KeyedModel):
                 record_json["thread_id"].rsplit("-", 1)[-1], record_json["outcome"],
                 record_json["parent_turn_id"] is not None, record_json["usage"]["tokens"],
             )
+        elif op == "append_many":
+            self.append_many(step["thread"], step["count"])
+        elif op == "change_what_was_read":
+            self.change_what_was_read(step["thread"])
         elif op == "write_state":
-            self.write_state(step["key"], step["value"], step["expected_version"])
+            self.write_state(step["scope"], step["key"], step["value"], step["expected_version"])
         elif op == "put_fact":
-            self.put_fact(Fact.from_json(step["fact"]))
+            self.put_fact(step["scope"], Fact.from_json(step["fact"]))
         elif op == "forget":
-            self.forget(step["subject"])
+            self.forget(step["scope"], step["subject"])
         else:
             raise ValueError(f"unknown recorded operation {op!r}")
 

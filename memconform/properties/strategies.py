@@ -62,9 +62,12 @@ def faker_text(draw: st.DrawFn) -> str:
     return value
 
 
-def message_texts(*, allow_nul: bool = True, max_size: int = 200) -> SearchStrategy[str]:
+def message_texts(
+    *, allow_nul: bool = True, max_size: int = 200, lone_surrogates: bool = False
+) -> SearchStrategy[str]:
     """Any text a store must keep exactly: Unicode, hostile strings, Faker text,
-    and now and then a long text (tens of kilobytes)."""
+    and now and then a long text (a few kilobytes). With ``lone_surrogates``, now
+    and then a text no store can hold exactly, which every store must refuse."""
     chars = (
         st.characters(exclude_categories=["Cs"])
         if allow_nul
@@ -75,7 +78,10 @@ def message_texts(*, allow_nul: bool = True, max_size: int = 200) -> SearchStrat
     long = st.builds(
         lambda s, n: s * n, st.text(chars, min_size=1, max_size=8), st.integers(200, 1000)
     )
-    return st.one_of(plain, plain, plain, hostile, faker_text(), long)
+    branches = [plain, plain, plain, hostile, faker_text(), long]
+    if lone_surrogates:
+        branches.append(st.sampled_from(("broken \ud800 pair", "\udfff")))
+    return st.one_of(*branches)
 
 
 json_values: SearchStrategy[JSONValue] = st.recursive(
@@ -87,29 +93,42 @@ json_values: SearchStrategy[JSONValue] = st.recursive(
 """Plain JSON data (no floats: their text form differs between stores)."""
 
 
+_TIMESTAMPS = st.sampled_from(("2026-05-01T00:00:00Z", "2025-01-01T00:00:00Z", "2027-12-31"))
+"""Caller timestamps in no particular order: they must never reorder a thread."""
+
+
 @st.composite
-def messages(draw: st.DrawFn, message_id: str, *, allow_nul: bool = True) -> Message:
-    """One message with the given id and arbitrary content."""
+def messages(
+    draw: st.DrawFn, message_id: str, *, allow_nul: bool = True, lone_surrogates: bool = False
+) -> Message:
+    """One message with the given id and arbitrary content (sometimes a caller
+    timestamp in its metadata)."""
+    metadata = draw(st.dictionaries(st.text(_SAFE_CHARS, max_size=6), json_values, max_size=2))
+    if draw(st.booleans()):
+        metadata["timestamp"] = draw(_TIMESTAMPS)
     return Message(
         id=message_id,
         role=draw(st.sampled_from(("user", "assistant", "tool", "system"))),
-        text=draw(message_texts(allow_nul=allow_nul)),
+        text=draw(message_texts(allow_nul=allow_nul, lone_surrogates=lone_surrogates)),
         parts=tuple(draw(st.lists(st.dictionaries(st.sampled_from(("type", "id", "args")),
                                                    json_values, max_size=3), max_size=2))),
         run_id=draw(st.none() | st.just("run-1")),
         round=draw(st.none() | st.integers(1, 9)),
         turn_id=draw(st.none() | st.just("T1")),
-        metadata=draw(st.dictionaries(st.text(_SAFE_CHARS, max_size=6), json_values, max_size=2)),
+        metadata=metadata,
     )
 
 
 @st.composite
 def message_batches(
-    draw: st.DrawFn, ids: SearchStrategy[str], *, allow_nul: bool = True, max_size: int = 4
+    draw: st.DrawFn, ids: SearchStrategy[str], *, allow_nul: bool = True, max_size: int = 4,
+    lone_surrogates: bool = False,
 ) -> list[Message]:
     """A batch of messages with distinct ids drawn from ``ids``."""
     chosen = draw(st.lists(ids, min_size=0, max_size=max_size, unique=True))
-    return [draw(messages(i, allow_nul=allow_nul)) for i in chosen]
+    return [
+        draw(messages(i, allow_nul=allow_nul, lone_surrogates=lone_surrogates)) for i in chosen
+    ]
 
 
 @st.composite

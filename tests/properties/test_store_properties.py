@@ -1,5 +1,6 @@
-"""The store properties find broken stores, shrink the counterexample and export
-it as a feature that reproduces the failure without Hypothesis."""
+"""The store properties find every in-process store mutant, shrink the
+counterexample and export it as a feature that reproduces the failure without
+Hypothesis: it fails against the mutant and passes against SQLite."""
 
 from __future__ import annotations
 
@@ -7,40 +8,49 @@ from pathlib import Path
 
 import pytest
 
+from memconform.mutants import Mutant, all_mutants
 from tests.mutant_harness import rules_with, run_suite
 
 PROPERTIES = "tests/features/test_properties.py"
+MULTI_PROCESS = {"store-process-scoped-threads", "ps-store-not-durable"}
+"""Mutants only another process can see; the contract checks kill them."""
+
+STORE_MUTANTS = [
+    m for m in all_mutants().values() if m.kind == "store" and m.name not in MULTI_PROCESS
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("factory", "rule"),
-    [
-        ("tests.properties.broken_stores:oldest_window", "ST-003"),
-        ("tests.properties.broken_stores:duplicates_accepted", "ST-010"),
-    ],
-)
-def test_a_broken_store_is_found_shrunk_and_exported(
-    factory: str, rule: str, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("mutant", STORE_MUTANTS, ids=lambda m: m.name)
+def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: Path) -> None:
     exported = tmp_path / "exported"
     outcomes = run_suite(
-        PROPERTIES, tmp_path, "--store", factory, "--export-failures", str(exported)
+        PROPERTIES, tmp_path / "search", "--store", "memory://", "--mutant", mutant.name,
+        "-m", "property", "--export-failures", str(exported),
     )
-    assert rule in rules_with(outcomes, "failed")
+    assert rules_with(outcomes, "failed"), f"the properties did not find {mutant.name}"
     features = sorted(exported.glob("*.feature"))
-    assert len(features) == 1
-    text = features[0].read_text(encoding="utf-8")
-    assert f"@{rule}" in text
-    assert text.isascii()
+    assert features, "no counterexample was exported"
+    for feature in features:
+        assert feature.read_text(encoding="utf-8").isascii()
 
     replay = tmp_path / "test_replay.py"
     replay.write_text(
-        "from pytest_bdd import scenarios\n"
-        f"scenarios({str(exported)!r})\n",
-        encoding="utf-8",
+        f"from pytest_bdd import scenarios\nscenarios({str(exported)!r})\n", encoding="utf-8"
     )
-    against_broken = run_suite(str(replay), tmp_path / "a", "--store", factory)
-    assert {o["outcome"] for o in against_broken} == {"failed"}
-    against_sqlite = run_suite(str(replay), tmp_path / "b")
+    against_mutant = run_suite(
+        str(replay), tmp_path / "mutant", "--store", "memory://", "--mutant", mutant.name,
+        "-m", "not nothing",
+    )
+    assert "failed" in {o["outcome"] for o in against_mutant}
+    against_sqlite = run_suite(str(replay), tmp_path / "sqlite")
     assert {o["outcome"] for o in against_sqlite} == {"passed"}
+
+
+@pytest.mark.slow
+def test_the_thorough_setting_finds_nothing_against_memory_and_sqlite(tmp_path: Path) -> None:
+    for name, store in (("memory", ("--store", "memory://")), ("sqlite", ())):
+        outcomes = run_suite(
+            PROPERTIES, tmp_path / name, *store, "--memconform-thoroughness", "thorough"
+        )
+        assert {o["outcome"] for o in outcomes} == {"passed"}, name
