@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
@@ -63,6 +64,12 @@ class Divergence(AssertionError):
         self.steps = list(steps)
 
 
+def _windows(size: int) -> list[int]:
+    """Window sizes worth asking a thread of ``size`` messages for: every size up to
+    eight, and the sizes around the thread's own length."""
+    return sorted({*range(min(size, 8) + 1), size - 1, size, size + 1} - {-1})
+
+
 def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
     """``("ok", value)`` or ``("raised", exception class name)``; contract breaks propagate."""
     try:
@@ -101,6 +108,13 @@ class _Model(RuleBasedStateMachine):
     ) -> None:
         if expected != observed:
             raise Divergence(rules, what, expected, observed, self.steps)
+
+    def compare(
+        self, rules: tuple[str, ...], what: str,
+        expected: Callable[[], Any], observed: Callable[[], Any],
+    ) -> None:
+        """Run both reads and compare their outcomes (a value, or the error raised)."""
+        self.check(rules, what, _outcome(expected), _outcome(observed))
 
     def can(self, capability: Capability) -> bool:
         return capability.value in self.store.capabilities
@@ -143,17 +157,19 @@ class MessageModel(_Model):
         expected = _outcome(lambda: self.reference.append(self.thread(thread), batch))
         observed = _outcome(lambda: self.store.append(self.thread(thread), batch))
         self.check(("ST-001",), "append outcome of a long batch", expected, observed)
-        self.check(
-            ("ST-006",), "messages() of a long thread",
-            len(self.reference.messages(self.thread(thread))),
-            len(self.store.messages(self.thread(thread))),
+        self.compare(
+            ("ST-006",), "how many messages messages() returns for a long thread",
+            lambda: len(self.reference.messages(self.thread(thread))),
+            lambda: len(self.store.messages(self.thread(thread))),
         )
 
     @rule(thread=st.sampled_from(THREADS))
     def change_what_was_read(self, thread: str) -> None:
         """Changing a read's result must not change what is stored."""
         self.steps.append({"op": "change_what_was_read", "thread": thread})
-        got = self.store.messages(self.thread(thread))
+        _, got = _outcome(partial(self.store.messages, self.thread(thread)))
+        if not isinstance(got, list):
+            return  # a refused read diverges in `read`, with the rules of reads
         for message in got:
             if isinstance(message.metadata, dict):
                 message.metadata["changed by the caller"] = True
@@ -161,33 +177,46 @@ class MessageModel(_Model):
                 if isinstance(part, dict):
                     part["changed by the caller"] = True
         got.clear()
-        self.check(
+        self.compare(
             ("ST-007",), "messages() after the caller changed an earlier result",
-            self.reference.messages(self.thread(thread)), self.store.messages(self.thread(thread)),
+            partial(self.reference.messages, self.thread(thread)),
+            partial(self.store.messages, self.thread(thread)),
         )
 
-    @rule(thread=st.sampled_from(THREADS), limit=st.none() | st.integers(-1, 10))
-    def read(self, thread: str, limit: int | None) -> None:
-        self.steps.append({"op": "messages", "thread": thread, "limit": limit})
-        expected = _outcome(lambda: self.reference.messages(self.thread(thread), limit))
-        observed = _outcome(lambda: self.store.messages(self.thread(thread), limit))
-        rules: tuple[str, ...] = (
-            "ST-002", "ST-003", "ST-004", "ST-005", "ST-006", "ST-009", "ST-013", "ST-014"
-        )
-        if limit is not None and limit < 0:
-            rules = ("ST-005",)
-        elif limit == 0:
-            rules = ("ST-004",)
-        self.check(rules, f"messages(limit={limit})", expected, observed)
+    @rule(thread=st.sampled_from(THREADS))
+    def read(self, thread: str) -> None:
+        """Every read of the thread at once: no limit, a negative one, zero, and
+        every window up to one past the thread's length."""
+        self.steps.append({"op": "messages", "thread": thread})
+        size = len(self.reference.messages(self.thread(thread)))
+        for limit in (None, -1, *_windows(size)):
+            expected = _outcome(partial(self.reference.messages, self.thread(thread), limit))
+            observed = _outcome(partial(self.store.messages, self.thread(thread), limit))
+            rules: tuple[str, ...] = ("ST-003",)
+            if limit is None:
+                rules = ("ST-002", "ST-006", "ST-008", "ST-009", "ST-013", "ST-014")
+            elif limit < 0:
+                rules = ("ST-005",)
+            elif limit == 0:
+                rules = ("ST-004",)
+            self.check(rules, f"messages(limit={limit})", expected, observed)
 
     # -- commit flags ---------------------------------------------------------------------
 
     @precondition(lambda self: self.can(Capability.COMMIT_FLAGS))
-    @rule(
-        thread=st.sampled_from(THREADS),
-        ids=st.lists(IDS, max_size=3, unique=True),
-        committed=st.booleans(),
-    )
+    @rule(thread=st.sampled_from(THREADS), data=st.data(), committed=st.booleans())
+    def change_flags(self, thread: str, data: st.DataObject, committed: bool) -> None:
+        """Change the flags of stored messages (now and then naming an unknown id)."""
+        stored = [
+            m.id for m in self.reference.messages(self.thread(thread), include_uncommitted=True)
+        ]
+        ids = (
+            data.draw(st.lists(st.sampled_from(stored), max_size=3, unique=True)) if stored else []
+        )
+        if data.draw(st.integers(0, 9)) == 0:
+            ids.append("never-stored")
+        self.set_committed(thread, ids, committed)
+
     def set_committed(self, thread: str, ids: list[str], committed: bool) -> None:
         self.steps.append(
             {"op": "set_committed", "thread": thread, "ids": list(ids), "committed": committed}
@@ -199,17 +228,21 @@ class MessageModel(_Model):
         self.check(("ST-017", "ST-020"), "set_committed outcome", expected, observed)
 
     @precondition(lambda self: self.can(Capability.COMMIT_FLAGS))
-    @rule(thread=st.sampled_from(THREADS), limit=st.none() | st.integers(0, 6))
-    def read_all(self, thread: str, limit: int | None) -> None:
-        self.steps.append(
-            {"op": "messages", "thread": thread, "limit": limit, "include_uncommitted": True}
-        )
-        expected = self.reference.messages(self.thread(thread), limit, include_uncommitted=True)
-        observed = self.store.messages(self.thread(thread), limit, include_uncommitted=True)
-        self.check(
-            ("ST-017", "ST-018", "ST-019"), f"messages(limit={limit}, include_uncommitted=True)",
-            expected, observed,
-        )
+    @rule(thread=st.sampled_from(THREADS))
+    def read_all(self, thread: str) -> None:
+        """Reads with and without uncommitted messages, at every window size."""
+        self.steps.append({"op": "messages", "thread": thread, "include_uncommitted": True})
+        size = len(self.reference.messages(self.thread(thread), include_uncommitted=True))
+        for limit in (None, *_windows(size)):
+            for hidden in (True, False):
+                self.compare(
+                    ("ST-017", "ST-018", "ST-019"),
+                    f"messages(limit={limit}, include_uncommitted={hidden})",
+                    partial(self.reference.messages, self.thread(thread), limit,
+                            include_uncommitted=hidden),
+                    partial(self.store.messages, self.thread(thread), limit,
+                            include_uncommitted=hidden),
+                )
 
     # -- error records --------------------------------------------------------------------
 
@@ -223,13 +256,15 @@ class MessageModel(_Model):
         self.steps.append({"op": "record_error", "thread": thread, "record": record.to_json()})
         self.reference.record_error(self.thread(thread), record)
         self.store.record_error(self.thread(thread), record)
-        self.check(
+        self.compare(
             ("ST-021",), "messages() after record_error",
-            self.reference.messages(self.thread(thread)), self.store.messages(self.thread(thread)),
+            partial(self.reference.messages, self.thread(thread)),
+            partial(self.store.messages, self.thread(thread)),
         )
-        self.check(
+        self.compare(
             ("ST-022",), "errors()",
-            self.reference.errors(self.thread(thread)), self.store.errors(self.thread(thread)),
+            partial(self.reference.errors, self.thread(thread)),
+            partial(self.store.errors, self.thread(thread)),
         )
 
 
@@ -256,9 +291,10 @@ class KeyedModel(_Model):
         self.steps.append({"op": "append_record", "record": record.to_json()})
         self.reference.append_record(record)
         self.store.append_record(record)
-        self.check(
+        self.compare(
             ("ST-023", "ST-024"), "records(thread)",
-            self.reference.records(self.thread(thread)), self.store.records(self.thread(thread)),
+            partial(self.reference.records, self.thread(thread)),
+            partial(self.store.records, self.thread(thread)),
         )
 
     # -- state --------------------------------------------------------------------------
@@ -284,10 +320,10 @@ class KeyedModel(_Model):
         observed = _outcome(lambda: self.store.write_state(space, key, value, expected_version))
         self.check(("ST-025", "ST-026"), "write_state outcome", expected, observed)
         for other in SCOPES:
-            self.check(
+            self.compare(
                 ("ST-025", "ST-026", "ST-027"), f"read_state in scope {other} after a write",
-                self.reference.read_state(self.scope(other), key),
-                self.store.read_state(self.scope(other), key),
+                partial(self.reference.read_state, self.scope(other), key),
+                partial(self.store.read_state, self.scope(other), key),
             )
 
     # -- knowledge ----------------------------------------------------------------------
@@ -302,9 +338,10 @@ class KeyedModel(_Model):
         self.reference.put_fact(self.scope(scope), fact)
         self.store.put_fact(self.scope(scope), fact)
         for other in SCOPES:
-            self.check(
+            self.compare(
                 ("ST-028", "ST-029", "ST-031"), f"facts() of scope {other}",
-                self.reference.facts(self.scope(other)), self.store.facts(self.scope(other)),
+                partial(self.reference.facts, self.scope(other)),
+                partial(self.store.facts, self.scope(other)),
             )
 
     @precondition(lambda self: self.can(Capability.KNOWLEDGE))
@@ -315,10 +352,10 @@ class KeyedModel(_Model):
         observed = self.store.forget(self.scope(scope), subject)
         self.check(("ST-030",), "forget answer", expected, observed)
         for other in SCOPES:
-            self.check(
+            self.compare(
                 ("ST-030", "ST-031"), f"get_fact in scope {other} after forget",
-                self.reference.get_fact(self.scope(other), subject),
-                self.store.get_fact(self.scope(other), subject),
+                partial(self.reference.get_fact, self.scope(other), subject),
+                partial(self.store.get_fact, self.scope(other), subject),
             )
 
 
@@ -332,9 +369,9 @@ class StoreModel(MessageModel, KeyedModel):
         if op == "append":
             self.append(step["thread"], [Message.from_json(m) for m in step["batch"]])
         elif op == "messages" and step.get("include_uncommitted"):
-            self.read_all(step["thread"], step["limit"])
+            self.read_all(step["thread"])
         elif op == "messages":
-            self.read(step["thread"], step["limit"])
+            self.read(step["thread"])
         elif op == "set_committed":
             self.set_committed(step["thread"], step["ids"], step["committed"])
         elif op == "record_error":
