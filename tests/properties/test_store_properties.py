@@ -4,6 +4,7 @@ Hypothesis: it fails against the mutant and passes against SQLite."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,12 @@ from memconform.mutants import Mutant, all_mutants
 from tests.mutant_harness import rules_with, run_suite
 
 PROPERTIES = "tests/features/test_properties.py"
+
+matrix = pytest.mark.skipif(
+    os.environ.get("MEMCONFORM_PROPERTY_MATRIX") != "1",
+    reason="the property x mutant matrix takes about 20 minutes on 2 cores; run it with "
+    "MEMCONFORM_PROPERTY_MATRIX=1 python -m pytest tests/properties",
+)
 MULTI_PROCESS = {"store-process-scoped-threads", "ps-store-not-durable"}
 """Mutants only another process can see; the contract checks kill them."""
 
@@ -37,6 +44,7 @@ STORE_MUTANTS = [
 ]
 
 
+@matrix
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", STORE_MUTANTS)
 def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: Path) -> None:
@@ -64,6 +72,7 @@ def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: 
     assert {o["outcome"] for o in against_sqlite} == {"passed"}
 
 
+@matrix
 @pytest.mark.slow
 def test_the_thorough_setting_finds_nothing_against_memory_and_sqlite(tmp_path: Path) -> None:
     for name, store in (("memory", ("--store", "memory://")), ("sqlite", ())):
