@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["Mutant", "all_mutants", "get_mutant"]
+__all__ = ["Mutant", "all_mutants", "get_mutant", "mutants_by_rule"]
 
 
 @dataclass(frozen=True)
@@ -54,3 +54,18 @@ def get_mutant(name: str) -> Mutant:
     if name not in mutants:
         raise KeyError(f"unknown mutant {name!r}; known: {', '.join(mutants)}")
     return mutants[name]
+
+
+@cache
+def mutants_by_rule() -> dict[str, tuple[str, ...]]:
+    """Rule id -> the names of the mutants its scenarios reject, sorted.
+
+    This is the claim each mutant makes in ``kills``; the mutant tests prove every
+    claim by running the scenarios against the mutant. A rule missing here has no
+    mutant (every MUST rule has at least one; a test checks it).
+    """
+    found: dict[str, list[str]] = {}
+    for mutant in all_mutants().values():
+        for rule in mutant.kills:
+            found.setdefault(rule, []).append(mutant.name)
+    return {rule: tuple(sorted(names)) for rule, names in sorted(found.items())}

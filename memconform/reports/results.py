@@ -169,6 +169,8 @@ class RuleResult:
     baseline: BaselineUse | None = None
     scenarios: tuple[ScenarioEvidence, ...] = ()
     rerun: str | None = None
+    mutants: tuple[str, ...] = ()
+    """The mutants this rule's scenarios reject (see ``memconform mutants``)."""
 
     @property
     def conformance_class(self) -> str:
@@ -198,6 +200,7 @@ class RuleResult:
             "baseline": None if self.baseline is None else self.baseline.to_json(),
             "scenarios": [s.to_json() for s in self.scenarios],
             "rerun": self.rerun,
+            "mutants": list(self.mutants),
         }
 
 
@@ -426,7 +429,7 @@ _SCENARIO_KEYS = (
 _BASELINE_KEYS = ("rule", "reason", "expires", "issue", "status")
 _RULE_KEYS = (
     "id", "level", "profile", "subject", "capability", "class", "source", "text", "decision",
-    "untested", "verdict", "reason", "kit_error", "baseline", "scenarios", "rerun",
+    "untested", "verdict", "reason", "kit_error", "baseline", "scenarios", "rerun", "mutants",
 )
 _CLASS_KEYS = (
     "name", "claimed", "status", "scored", "must_total", "must_passed", "must_xfail",
@@ -493,7 +496,14 @@ def _rule(data: Any, path: str) -> RuleResult:
             for i, s in enumerate(r.get("scenarios", list))
         ),
         rerun=r.text("rerun", nullable=True),
+        mutants=_names(r.get("mutants", list), f"{path}.mutants"),
     )
+
+
+def _names(data: list[Any], path: str) -> tuple[str, ...]:
+    if not all(isinstance(name, str) for name in data):
+        raise ResultsError(f"{path}: expected names")
+    return tuple(data)
 
 
 def _class(data: Any, path: str) -> ClassResult:

@@ -36,6 +36,7 @@ from typing import Any
 
 from memconform.adapters.contract import Capability
 from memconform.catalogue import DOCUMENTS, Catalogue, Rule
+from memconform.mutants import mutants_by_rule
 from memconform.reports.baseline import Baseline, check_baseline
 from memconform.reports.escaping import redact_identity
 from memconform.reports.exitcode import code_for
@@ -350,6 +351,7 @@ def build_results(
             selected |= {r.id for r in catalogue.select(profiles=selection["profiles"])}
     day = _start_day(head)
     rerun_prefix = _rerun_prefix(head)
+    killers = mutants_by_rule()
     results: list[RuleResult] = []
     not_run: list[str] = []
     for rule in catalogue:
@@ -389,6 +391,7 @@ def build_results(
                 baseline=use,
                 scenarios=scenarios,
                 rerun=rerun,
+                mutants=killers.get(rule.id, ()),
             )
         )
     baseline_data = _baseline_summary(baseline, results, day)

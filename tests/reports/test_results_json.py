@@ -287,3 +287,15 @@ def test_separate_processes_with_different_hash_seeds_write_the_same_bytes(
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outputs[0] == outputs[1]
     assert len(outputs[0]) == 4
+
+
+def test_each_rule_names_the_mutants_its_scenarios_reject(tmp_path: Path) -> None:
+    from memconform.mutants import mutants_by_rule
+
+    results = _results()
+    by_id = {r.id: r for r in results.rules}
+    assert by_id["ST-003"].mutants == mutants_by_rule()["ST-003"]
+    assert "store-window-oldest" in by_id["ST-003"].mutants
+    (path, *_) = write_reports(results, tmp_path)
+    assert {r.id: r.mutants for r in load_results(path).rules}["ST-003"] == by_id["ST-003"].mutants
+    assert "store-window-oldest" in (tmp_path / "report.html").read_text(encoding="utf-8")
