@@ -69,7 +69,24 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("results", nargs="+", help="results.json files")
     report.add_argument("--out", required=True, help="output folder")
 
-    sub.add_parser("mutants", help="list the deliberately broken stores and runtimes")
+    comply = sub.add_parser(
+        "compliance",
+        help="judge the certified third-party stores, each in its own venv, and write the page",
+    )
+    comply.add_argument("--out", default="docs", help="folder of compliance.md (default docs)")
+    comply.add_argument("--target", action="append", default=[], help="only this target")
+    comply.add_argument("--venvs", default=".venvs", help="folder of the per-library venvs")
+    comply.add_argument("--source", default=".", help="the kit's checkout (default .)")
+    comply.add_argument(
+        "--from-results", action="store_true", help="rewrite the page from the kept results"
+    )
+    comply.add_argument("--timeout", type=float, default=1800.0, help="seconds per target")
+
+    mutants = sub.add_parser("mutants", help="list the deliberately broken stores and runtimes")
+    mutants.add_argument(
+        "--rule", action="append", default=[], help="only the mutants this rule rejects"
+    )
+    mutants.add_argument("--format", choices=("text", "json"), default="text")
     return parser
 
 
@@ -80,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             _parser().print_help()
             return EXIT_OK
-        handler = {"rules": _rules, "run": _run, "report": _report, "mutants": _mutants}
+        handler = {"rules": _rules, "run": _run, "report": _report, "mutants": _mutants,
+                   "compliance": _compliance}
         return handler[args.command](args)
     except UsageError as exc:
         print(f"memconform: usage error: {exc}", file=sys.stderr)
@@ -128,11 +146,72 @@ def _rules(args: argparse.Namespace) -> int:
 def _mutants(args: argparse.Namespace) -> int:
     from memconform.mutants import all_mutants
 
-    for mutant in all_mutants().values():
+    unknown = [r for r in args.rule if r not in load_catalogue().ids]
+    if unknown:
+        raise UsageError(f"unknown rule {unknown[0]!r} (see: memconform rules)")
+    chosen = [
+        m for m in all_mutants().values() if not args.rule or m.kills & set(args.rule)
+    ]
+    if args.format == "json":
+        rows = [
+            {"name": m.name, "kind": m.kind, "profile": m.profile, "doc": m.doc,
+             "kills": sorted(m.kills)}
+            for m in chosen
+        ]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for mutant in chosen:
         kills = ", ".join(sorted(mutant.kills)) or "-"
         print(f"{mutant.name:<40} {mutant.kind:<8} {mutant.profile:<16} {mutant.doc}")
         print(f"{'':<40} kills: {kills}")
+    print(f"\n{len(chosen)} mutants")
     return EXIT_OK
+
+
+# -- compliance ---------------------------------------------------------------------
+
+
+def _compliance(args: argparse.Namespace) -> int:
+    from memconform import compliance
+
+    known = {t.name: t for t in compliance.TARGETS}
+    unknown = [name for name in args.target if name not in known]
+    if unknown:
+        raise UsageError(f"unknown target {unknown[0]!r} (known: {', '.join(known)})")
+    targets = [known[n] for n in args.target] or list(compliance.TARGETS)
+    out = Path(args.out)
+    source = Path(args.source).resolve()
+    if not args.from_results and not (source / "pyproject.toml").is_file():
+        raise UsageError(f"{source} is not a checkout of the kit (no pyproject.toml)")
+    try:
+        findings = compliance.load_findings(out / "findings.toml", load_catalogue().ids)
+    except compliance.ComplianceError as exc:
+        raise UsageError(str(exc)) from None
+    if args.from_results:
+        runs = compliance.kept_runs(out, list(compliance.TARGETS))
+    else:
+        previous = {r.target.name: r for r in compliance.kept_runs(out, compliance.TARGETS)}
+        for n, target in enumerate(targets, 1):
+            print(f"[{n}/{len(targets)}] {target.name}: preparing .../{target.extra}", flush=True)
+            try:
+                venv = compliance.prepare_venv(target.extra, Path(args.venvs).resolve(), source)
+            except compliance.ComplianceError as exc:
+                previous[target.name] = compliance.TargetRun(target, None, str(exc))
+                print(f"  {exc}", file=sys.stderr)
+                continue
+            print(f"[{n}/{len(targets)}] {target.name}: running", flush=True)
+            run = compliance.run_target(
+                target, venv, out / "compliance" / f"{target.name}.json", args.timeout
+            )
+            previous[target.name] = run
+            totals = run.results.totals if run.results is not None else {}
+            print(f"  {run.problem or 'done'}: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v))
+        runs = [previous[t.name] for t in compliance.TARGETS]
+    for path in compliance.write_page(runs, findings, out):
+        print(f"wrote {path}")
+    broken = [r.target.name for r in runs if r.target in targets and r.results is None]
+    return EXIT_ADAPTER if broken else EXIT_OK
 
 
 # -- run ----------------------------------------------------------------------------

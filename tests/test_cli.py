@@ -58,6 +58,8 @@ def test_rules_table(capsys: pytest.CaptureFixture[str]) -> None:
         ["run", "--store", "memory://", "--runtime", "memconform.simulator.runtime:Simulator"],
         ["run", "--store", "nosuchscheme://x"],
         ["run", "--jobs", "many"],
+        ["mutants", "--rule", "XX-001"],
+        ["compliance", "--target", "no-such-store"],
     ],
 )
 def test_usage_errors_exit_5_with_one_line(
@@ -76,3 +78,12 @@ def test_a_broken_baseline_is_a_usage_error(
     baseline.write_text("[[entry]\nrule = ", encoding="utf-8")
     assert main(["run", "--baseline", str(baseline)]) == 5
     assert "baseline" in capsys.readouterr().err
+
+
+def test_mutants_filter_by_the_rule_they_break(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutants", "--rule", "ST-003", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows, "ST-003 (the newest-N window) has mutants"
+    assert all("ST-003" in row["kills"] for row in rows)
+    assert "store-window-oldest" in {row["name"] for row in rows}
+    assert set(rows[0]) == {"name", "kind", "profile", "doc", "kills"}

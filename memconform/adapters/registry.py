@@ -25,6 +25,17 @@ BUILTIN_SCHEMES: dict[str, str] = {
     "postgres": "memconform.adapters.postgresql:open_postgresql",
     "redis": "memconform.adapters.redis:open_redis",
     "stdio": "memconform.adapters.stdio:open_stdio",
+    # Third-party libraries (optional extras; see memconform.adapters.libraries).
+    "openai-agents+sqlite": "memconform.adapters.libraries.openai_agents:open_sqlite_session",
+    "openai-agents+sqlalchemy": (
+        "memconform.adapters.libraries.openai_agents:open_sqlalchemy_session"
+    ),
+    "langgraph+sqlite": "memconform.adapters.libraries.langgraph:open_langgraph_sqlite",
+    "google-adk+memory": "memconform.adapters.libraries.google_adk:open_in_memory",
+    "google-adk+sqlite": "memconform.adapters.libraries.google_adk:open_database",
+    "langchain+sql": "memconform.adapters.libraries.langchain:open_sql_history",
+    "langchain+file": "memconform.adapters.libraries.langchain:open_file_history",
+    "llama-index+sqlite": "memconform.adapters.libraries.llama_index:open_sqlalchemy_chat_store",
 }
 """Scheme → ``module:callable`` taking the URL and returning a store."""
 

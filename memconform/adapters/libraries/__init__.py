@@ -1,0 +1,54 @@
+"""Adapters for agent-memory stores that people already use.
+
+Each module translates one library's store to the Store contract and nothing
+more: it never adds a check or a guarantee the library lacks (a missing duplicate
+check stays missing; that is a finding, not an adapter bug). A capability the
+library cannot express is not declared. Each library is an optional extra,
+imported only when its URL scheme is opened:
+
+==========================  ===================  =========================================
+scheme                      extra                library and store
+==========================  ===================  =========================================
+``openai-agents+sqlite``    ``openai-agents``    Agents SDK ``SQLiteSession``
+``openai-agents+sqlalchemy`` ``openai-agents``   Agents SDK ``SQLAlchemySession`` on SQLite
+``langgraph+sqlite``        ``langgraph``        ``SqliteSaver`` checkpoints + ``SqliteStore``
+``google-adk+memory``       ``google-adk``       ADK ``InMemorySessionService``
+``google-adk+sqlite``       ``google-adk``       ADK ``DatabaseSessionService`` on SQLite
+``langchain+sql``           ``langchain``        ``SQLChatMessageHistory`` on SQLite
+``langchain+file``          ``langchain``        ``FileChatMessageHistory``
+``llama-index+sqlite``      ``llama-index``      ``SQLAlchemyChatStore`` on SQLite
+==========================  ===================  =========================================
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+
+from memconform.adapters.registry import StoreURLError
+
+__all__ = ["library_versions", "require"]
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import ``module`` or raise :class:`StoreURLError` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise StoreURLError(
+            f"this store needs {module!r}, which is not importable ({exc}); "
+            f"install it with: pip install 'memconform[{extra}]'"
+        ) from None
+
+
+def library_versions(*distributions: str) -> str:
+    """``"name==version; ..."`` for the installed distributions (the store's
+    ``version``, written into the results header)."""
+    found = []
+    for name in distributions:
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} (not installed)")
+    return "; ".join(found)

@@ -1,0 +1,384 @@
+"""The compliance page: real third-party stores, each judged in a virtual
+environment of its own, and the stores x rules matrix written from those runs.
+
+``memconform compliance`` (run from a checkout of the kit) does, for each
+target in :data:`TARGETS`:
+
+1. prepare ``<venvs>/<extra>``: a virtual environment holding the kit and that
+   one extra (and nothing of any other library, so that no library's pins change
+   another's result); it is rebuilt when ``pyproject.toml`` changes;
+2. run ``memconform run --store URL`` there, in a fresh temporary folder, and
+   keep the results as ``<out>/compliance/<target>.json``;
+
+then writes ``<out>/compliance.md`` (the matrix, and one line per failure: the
+finding and the command that reproduces it) and ``<out>/compliance.html`` (the
+comparison report). ``--from-results`` rewrites both from the kept results
+without running anything.
+
+Findings are one-line explanations of a failure, kept in ``<out>/findings.toml``
+and written by whoever checked, in the library's own code, that the failure is
+the library's behaviour and not the adapter's translation::
+
+    [[finding]]
+    target = "langgraph-sqlite"
+    rule = "ST-..."
+    text = "what the library does"
+    where = "package/module.py: function"
+
+A failure without a finding is still listed, with the kit's own reason, and is
+marked as not yet explained.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass
+from pathlib import Path
+
+from memconform.reports.compare import render_comparison
+from memconform.reports.exitcode import exit_code
+from memconform.reports.results import Results, load_results
+
+__all__ = [
+    "TARGETS",
+    "ComplianceError",
+    "Finding",
+    "Target",
+    "TargetRun",
+    "kept_runs",
+    "load_findings",
+    "prepare_venv",
+    "render_page",
+    "run_target",
+    "write_page",
+]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One third-party store: ``url`` may hold ``{dir}``, a fresh empty folder."""
+
+    name: str
+    extra: str
+    url: str
+    label: str
+
+    def store_url(self, folder: Path) -> str:
+        """The URL with ``{dir}`` filled in."""
+        return self.url.replace("{dir}", str(folder))
+
+    def reproduce(self, rule: str | None = None) -> str:
+        """Shell commands that re-run this target (one rule, when given)."""
+        url = self.store_url(Path("/tmp/memconform-store"))
+        run = f"v/bin/memconform run --store {shlex.quote(url)}"
+        if rule is not None:
+            run += f" --rule {rule}"
+        return f"python3 -m venv v && v/bin/pip install 'memconform[{self.extra}]' && {run}"
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("openai-agents-sqlite", "openai-agents", "openai-agents+sqlite://{dir}/store.db",
+           "OpenAI Agents SDK: SQLiteSession"),
+    Target("openai-agents-sqlalchemy", "openai-agents",
+           "openai-agents+sqlalchemy://{dir}/store.db",
+           "OpenAI Agents SDK: SQLAlchemySession on SQLite"),
+    Target("langgraph-sqlite", "langgraph", "langgraph+sqlite://{dir}/store.db",
+           "LangGraph: SqliteSaver checkpoints and SqliteStore"),
+    Target("google-adk-memory", "google-adk", "google-adk+memory://",
+           "Google ADK: InMemorySessionService"),
+    Target("google-adk-sqlite", "google-adk", "google-adk+sqlite://{dir}/store.db",
+           "Google ADK: DatabaseSessionService on SQLite"),
+    Target("langchain-sql", "langchain", "langchain+sql://{dir}/store.db",
+           "LangChain: SQLChatMessageHistory on SQLite"),
+    Target("langchain-file", "langchain", "langchain+file://{dir}/histories",
+           "LangChain: FileChatMessageHistory"),
+    Target("llama-index-sqlite", "llama-index", "llama-index+sqlite://{dir}/store.db",
+           "LlamaIndex: SQLAlchemyChatStore on SQLite"),
+)
+"""Every certified third-party store (``{dir}`` is an absolute path, hence ``://``
+followed by ``/``)."""
+
+
+class ComplianceError(Exception):
+    """A target could not be prepared or run (the message says which and why)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A one-line explanation of one target's failure of one rule."""
+
+    target: str
+    rule: str
+    text: str
+    where: str
+
+
+@dataclass(frozen=True)
+class TargetRun:
+    """What one target's run left: its results, or why there are none."""
+
+    target: Target
+    results: Results | None
+    problem: str = ""
+
+
+# -- virtual environments ---------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (parallel test workers share venvs)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _stamp(source: Path, extra: str) -> str:
+    project = (source / "pyproject.toml").read_bytes()
+    return hashlib.sha256(project + b"\0" + extra.encode()).hexdigest()
+
+
+def prepare_venv(extra: str, venvs: Path, source: Path) -> Path:
+    """A virtual environment with the kit (editable, from ``source``) and
+    ``extra``; reused while its stamp matches ``pyproject.toml``.
+
+    Raises :class:`ComplianceError` with pip's last lines when installing fails
+    (for example without access to a package index).
+    """
+    venv = venvs / extra
+    stamp_file = venv / "memconform-stamp"
+    want = _stamp(source, extra)
+    with _locked(venvs / f"{extra}.lock"):
+        if stamp_file.is_file() and stamp_file.read_text(encoding="utf-8") == want:
+            return venv
+        if venv.exists():
+            shutil.rmtree(venv)
+        steps = [
+            [sys.executable, "-m", "venv", str(venv)],
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+             "--disable-pip-version-check", "-e", f"{source}[{extra}]"],
+        ]
+        for step in steps:
+            done = subprocess.run(step, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+                raise ComplianceError(
+                    f"cannot prepare the {extra!r} environment ({shlex.join(step[:4])} "
+                    f"exited {done.returncode}):\n{tail}"
+                )
+        stamp_file.write_text(want, encoding="utf-8")
+    return venv
+
+
+# -- runs ---------------------------------------------------------------------------
+
+
+def run_target(target: Target, venv: Path, results_file: Path, timeout: float) -> TargetRun:
+    """Run the kit on ``target`` inside ``venv``; keep its results in ``results_file``.
+
+    The run's own exit code says conformant (0) or not (1); anything else, or
+    no results at all, is reported as the run's ``problem``.
+    """
+    with tempfile.TemporaryDirectory(prefix=f"memconform-{target.name}-") as work:
+        folder = Path(work) / "store"
+        folder.mkdir()
+        out = Path(work) / "report"
+        command = [
+            str(venv / "bin" / "memconform"), "run", "--store", target.store_url(folder),
+            "--out", str(out),
+        ]
+        env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+        try:
+            done = subprocess.run(
+                command, cwd=work, capture_output=True, text=True, timeout=timeout,
+                check=False, env=env,
+            )
+        except subprocess.TimeoutExpired:
+            return TargetRun(target, None, f"the run took longer than {timeout:.0f} s")
+        produced = out / "results.json"
+        if not produced.is_file():
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-10:])
+            return TargetRun(target, None, f"no results (exit {done.returncode}): {tail}")
+        results_file.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(produced, results_file)
+    problem = "" if done.returncode in (0, 1) else f"the run exited {done.returncode}"
+    return TargetRun(target, load_results(results_file), problem)
+
+
+# -- findings -----------------------------------------------------------------------
+
+
+def load_findings(path: Path, rule_ids: Set[str]) -> dict[tuple[str, str], Finding]:
+    """Findings by ``(target, rule)``; a missing file means none.
+
+    Raises :class:`ComplianceError` for a malformed file, an unknown target or
+    rule, or the same pair twice.
+    """
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ComplianceError(f"{path}: {exc}") from None
+    names = {t.name for t in TARGETS}
+    found: dict[tuple[str, str], Finding] = {}
+    for n, raw in enumerate(data.get("finding", [])):
+        where = f"{path}: finding {n + 1}"
+        if not isinstance(raw, dict) or set(raw) != {"target", "rule", "text", "where"}:
+            raise ComplianceError(f"{where}: needs exactly target, rule, text and where")
+        if not all(isinstance(v, str) and v.strip() for v in raw.values()):
+            raise ComplianceError(f"{where}: every field must be non-empty text")
+        finding = Finding(raw["target"], raw["rule"], " ".join(raw["text"].split()), raw["where"])
+        if finding.target not in names:
+            raise ComplianceError(f"{where}: unknown target {finding.target!r}")
+        if finding.rule not in rule_ids:
+            raise ComplianceError(f"{where}: unknown rule {finding.rule!r}")
+        if (finding.target, finding.rule) in found:
+            raise ComplianceError(f"{where}: {finding.target} {finding.rule} is explained twice")
+        found[(finding.target, finding.rule)] = finding
+    return found
+
+
+# -- the page -----------------------------------------------------------------------
+
+_CELL = {
+    "pass": "pass", "fail": "**FAIL**", "error": "**ERROR**", "unsupported": "n/a",
+    "not-run": "not run", "warn": "warn", "xfail": "xfail",
+}
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _md(text: str) -> str:
+    """``text`` safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_page(
+    runs: Sequence[TargetRun], findings: Mapping[tuple[str, str], Finding]
+) -> str:
+    """``compliance.md``: one column per target, one row per rule any target scored."""
+    judged = [r for r in runs if r.results is not None]
+    lines = [
+        "# Compliance of third-party stores",
+        "",
+        "Generated by `memconform compliance` from real runs of the kit, each store in a",
+        "virtual environment of its own holding only its library (the versions are those",
+        "of the run). Every rule whose subject is the store is judged; `n/a` means the",
+        "store does not declare the capability the rule needs (not claimed, not failed).",
+        "The side-by-side HTML report is [compliance.html](compliance.html); each run's",
+        "full results are under [compliance/](compliance/).",
+        "",
+        "| store | library versions | capabilities | pass | fail | n/a | exit |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        if run.results is None:
+            lines.append(f"| {run.target.label} | — | — | — | — | — | {_md(run.problem)} |")
+            continue
+        store = run.results.header.get("store") or {}
+        totals = run.results.totals
+        caps = ", ".join(store.get("capabilities") or []) or "core only"
+        note = f" ({_md(run.problem)})" if run.problem else ""
+        lines.append(
+            f"| {run.target.label} | {_md(str(store.get('version') or '?'))} | {caps} "
+            f"| {totals.get('pass', 0)} | {totals.get('fail', 0)} "
+            f"| {totals.get('unsupported', 0)} | {exit_code(run.results)}{note} |"
+        )
+    order: dict[str, tuple[str, str]] = {}
+    cells: list[dict[str, str]] = []
+    for run in judged:
+        assert run.results is not None
+        by_rule: dict[str, str] = {}
+        for rule in run.results.rules:
+            if rule.verdict == "not-scored":
+                continue
+            order.setdefault(rule.id, (rule.level, rule.text))
+            by_rule[rule.id] = rule.verdict
+        cells.append(by_rule)
+    lines += ["", "## Rules", ""]
+    if judged:
+        lines.append("| rule | level | " + " | ".join(r.target.name for r in judged) + " |")
+        lines.append("|---|---|" + "---|" * len(judged))
+        for rule_id, (level, _) in order.items():
+            row = [_CELL.get(c.get(rule_id, ""), "—") for c in cells]
+            lines.append(f"| {rule_id} | {level} | " + " | ".join(row) + " |")
+    else:
+        lines.append("No store has results yet.")
+    lines += ["", "## Findings", ""]
+    any_failure = False
+    for run in judged:
+        assert run.results is not None
+        failed = [r for r in run.results.rules if r.verdict in ("fail", "error", "warn")]
+        if not failed:
+            continue
+        any_failure = True
+        lines += [f"### {run.target.label} (`{run.target.name}`)", ""]
+        for rule in failed:
+            finding = findings.get((run.target.name, rule.id))
+            if finding is None:
+                text = f"not yet explained; the kit says: {_first_line(rule.reason)}"
+            else:
+                text = f"{finding.text} (`{finding.where}`)"
+            lines.append(f"- **{rule.id}** ({rule.verdict}): {_md(text)}")
+            lines.append(f"  Reproduce: `{run.target.reproduce(rule.id)}`")
+        lines.append("")
+    if not any_failure:
+        lines += ["No store failed a rule.", ""]
+    lines += [
+        "## Regenerate",
+        "",
+        "From a checkout of the kit: `memconform compliance --out docs` (every target) or",
+        "`memconform compliance --out docs --target NAME`; `--from-results` rewrites the",
+        "page from the kept results without running anything.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_page(
+    runs: Sequence[TargetRun], findings: Mapping[tuple[str, str], Finding], out: Path
+) -> list[Path]:
+    """Write ``compliance.md`` and (when any run has results) ``compliance.html``."""
+    out.mkdir(parents=True, exist_ok=True)
+    page = out / "compliance.md"
+    page.write_text(render_page(runs, findings), encoding="utf-8")
+    written = [page]
+    judged = [r.results for r in runs if r.results is not None]
+    if judged:
+        html = out / "compliance.html"
+        html.write_bytes(render_comparison(judged))
+        written.append(html)
+    return written
+
+
+def kept_runs(out: Path, targets: Sequence[Target]) -> list[TargetRun]:
+    """The runs as kept under ``<out>/compliance/`` (for ``--from-results``)."""
+    runs = []
+    for target in targets:
+        path = out / "compliance" / f"{target.name}.json"
+        if not path.is_file():
+            runs.append(TargetRun(target, None, "no kept results"))
+            continue
+        try:
+            runs.append(TargetRun(target, load_results(path)))
+        except (OSError, ValueError) as exc:
+            runs.append(TargetRun(target, None, f"kept results unreadable: {exc}"))
+    return runs

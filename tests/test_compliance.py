@@ -1,0 +1,142 @@
+"""The compliance page: written from kept runs, one line per failure with its
+finding (or the kit's reason when none is written yet) and a command to
+reproduce it; findings are validated; a target that cannot be prepared says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memconform.cli import main
+from memconform.compliance import (
+    TARGETS,
+    ComplianceError,
+    Finding,
+    TargetRun,
+    load_findings,
+    prepare_venv,
+    render_page,
+    write_page,
+)
+from memconform.reports import build_results, write_reports
+from memconform.reports.results import Results
+from tests.reports.factory import catalogue, header, outcome, store_outcomes
+
+RULES = {"ST-001", "ST-002", "ST-003", "ST-004"}
+
+
+def _results(fail: str | None = None) -> Results:
+    records = store_outcomes()
+    if fail is not None:
+        records.append(outcome([fail], "failed", name=f"broken {fail}"))
+    head = header(store="langgraph+sqlite:///tmp/x/store.db", store_version="langgraph==9.9")
+    return build_results(records, catalogue(), head)
+
+
+def _runs() -> list[TargetRun]:
+    first, second, third = TARGETS[:3]
+    return [
+        TargetRun(first, _results()),
+        TargetRun(second, _results(fail="ST-001")),
+        TargetRun(third, None, "no results (exit 3): cannot open the store"),
+    ]
+
+
+def test_the_page_lists_every_target_and_explains_every_failure() -> None:
+    second = TARGETS[1]
+    finding = Finding(second.name, "ST-001", "the window is | taken from the oldest end",
+                      "lib/store.py: window")
+    page = render_page(_runs(), {(second.name, "ST-001"): finding})
+    for target in TARGETS[:3]:
+        assert target.label in page
+    assert "langgraph==9.9" in page
+    assert "no results (exit 3): cannot open the store" in page
+    assert "- **ST-001** (fail): the window is \\| taken from the oldest end" in page
+    assert f"memconform[{second.extra}]" in page
+    assert "--rule ST-001" in page
+    row = next(line for line in page.splitlines() if line.startswith("| ST-001 |"))
+    assert row.split("|")[3:5] == [" pass ", " **FAIL** "]
+    assert "| ST-004 | MUST | n/a | n/a |" in page
+
+
+def test_a_failure_without_a_finding_shows_the_kits_reason() -> None:
+    page = render_page(_runs(), {})
+    line = next(line for line in page.splitlines() if line.startswith("- **ST-001**"))
+    assert "not yet explained" in line
+
+
+def test_the_page_and_the_comparison_are_written(tmp_path: Path) -> None:
+    written = write_page(_runs(), {}, tmp_path)
+    assert [p.name for p in written] == ["compliance.md", "compliance.html"]
+    assert "<html" in (tmp_path / "compliance.html").read_text(encoding="utf-8")
+
+
+def test_the_page_is_rewritten_from_kept_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = tmp_path / "compliance"
+    (path, *_) = write_reports(_results(fail="ST-001"), tmp_path / "run")
+    kept.mkdir()
+    (kept / f"{TARGETS[0].name}.json").write_bytes(path.read_bytes())
+    code = main(["compliance", "--from-results", "--out", str(tmp_path)])
+    assert code == 3, "targets without kept results count as broken"
+    page = (tmp_path / "compliance.md").read_text(encoding="utf-8")
+    assert "**ST-001** (fail)" in page
+    assert page.count("no kept results") == len(TARGETS) - 1
+    assert "compliance.html" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\n", "exactly"),
+        ("[[finding]]\ntarget = 'nope'\nrule = 'ST-001'\ntext = 'x'\nwhere = 'y'\n", "target"),
+        ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'XX-1'\ntext = 'x'\nwhere = 'y'\n",
+         "unknown rule"),
+        ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\ntext = ' '\nwhere = 'y'\n",
+         "non-empty"),
+        ("[[finding", "Expected"),
+        ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\ntext = 'x'\nwhere = 'y'\n"
+         "[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\ntext = 'z'\nwhere = 'y'\n",
+         "twice"),
+    ],
+)
+def test_malformed_findings_are_refused(tmp_path: Path, text: str, complaint: str) -> None:
+    path = tmp_path / "findings.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ComplianceError, match=complaint):
+        load_findings(path, RULES)
+
+
+def test_findings_load_by_target_and_rule(tmp_path: Path) -> None:
+    path = tmp_path / "findings.toml"
+    path.write_text(
+        "[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\n"
+        "text = '''a repeated id\n   replaces the stored message'''\nwhere = 'm.py: f'\n",
+        encoding="utf-8",
+    )
+    found = load_findings(path, RULES)
+    assert found[("langgraph-sqlite", "ST-001")].text == "a repeated id replaces the stored message"
+    assert load_findings(tmp_path / "absent.toml", RULES) == {}
+
+
+def test_a_target_that_cannot_be_installed_says_why(tmp_path: Path) -> None:
+    source = tmp_path / "kit"
+    source.mkdir()
+    (source / "pyproject.toml").write_text("[project]\nname = 'x'\nversion = [\n", "utf-8")
+    with pytest.raises(ComplianceError, match="cannot prepare the 'langchain' environment"):
+        prepare_venv("langchain", tmp_path / "venvs", source)
+
+
+def test_every_target_names_a_known_scheme_and_an_extra_of_the_kit() -> None:
+    import tomllib
+
+    from memconform.adapters.registry import BUILTIN_SCHEMES
+
+    project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))
+    extras = project["project"]["optional-dependencies"]
+    for target in TARGETS:
+        assert target.url.split(":", 1)[0] in BUILTIN_SCHEMES
+        assert target.extra in extras
+    assert len({t.name for t in TARGETS}) == len(TARGETS)
