@@ -29,6 +29,7 @@ __all__ = [
     "StoreError",
     "TurnRecordsStore",
     "UnsupportedValueError",
+    "check_limit",
 ]
 
 
@@ -76,6 +77,16 @@ class UnsupportedValueError(StoreError):
     or a lone surrogate) and refuses it rather than altering it."""
 
 
+
+def check_limit(limit: int | None) -> None:
+    """Raise ``ValueError`` unless ``limit`` is ``None`` or an int >= 0 (the window
+    argument of ``messages``); adapters that take the window themselves call it."""
+    if limit is None:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise ValueError(f"limit must be an int or None, got {type(limit).__name__}")
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
 
 
 @runtime_checkable

@@ -17,6 +17,7 @@ from memconform.adapters.contract import (
     ConflictError,
     DuplicateIdError,
     UnsupportedValueError,
+    check_limit,
 )
 from memconform.adapters.faults import batch_row_pause
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
@@ -85,8 +86,7 @@ class MemoryStore:
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
         """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+        check_limit(limit)
         with self._lock:
             visible = [
                 m for m in self._messages.get(thread_id, []) if include_uncommitted or m.committed

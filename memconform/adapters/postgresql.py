@@ -55,6 +55,7 @@ from memconform.adapters.contract import (
     ConflictError,
     DuplicateIdError,
     StoreError,
+    check_limit,
 )
 from memconform.adapters.exactness import Exactness, exact_json
 from memconform.adapters.faults import batch_row_pause
@@ -183,15 +184,6 @@ def _storable_key(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _check_limit(limit: int | None) -> None:
-    if limit is None:
-        return
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise ValueError(f"limit must be an int or None, got {type(limit).__name__}")
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
 
 
 def _check_message(message: Message, where: str) -> None:
@@ -366,7 +358,7 @@ class PostgreSQLStore:
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
         """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
-        _check_limit(limit)
+        check_limit(limit)
         if limit == 0 or not _storable_key(thread_id):
             return []
         visible = "" if include_uncommitted else " AND committed"

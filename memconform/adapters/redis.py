@@ -63,6 +63,7 @@ from memconform.adapters.contract import (
     ConflictError,
     DuplicateIdError,
     StoreError,
+    check_limit,
 )
 from memconform.adapters.exactness import Exactness
 from memconform.adapters.registry import StoreURLError, redact_url
@@ -206,15 +207,6 @@ def _encodable(value: str) -> bool:
     return True
 
 
-def _check_limit(limit: int | None) -> None:
-    if limit is None:
-        return
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise ValueError(f"limit must be an int or None, got {type(limit).__name__}")
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-
-
 def _item(message: Message) -> str:
     data = message.to_json()
     del data["committed"]
@@ -323,7 +315,7 @@ class RedisStore:
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
         """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
-        _check_limit(limit)
+        check_limit(limit)
         if limit == 0 or not _encodable(thread_id):
             return []
         keys = [self._key("m", thread_id, ":list"), self._key("m", thread_id, ":unc")]

@@ -44,6 +44,7 @@ from memconform.adapters.contract import (
     DuplicateIdError,
     StoreError,
     UnsupportedValueError,
+    check_limit,
 )
 from memconform.adapters.faults import batch_row_pause
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
@@ -294,8 +295,7 @@ class SQLiteStore:
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
         """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+        check_limit(limit)
         if limit == 0:
             return []
         where = "thread_id = ?" if include_uncommitted else "thread_id = ? AND committed = 1"

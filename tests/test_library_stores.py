@@ -1,0 +1,80 @@
+"""Each certified third-party store, judged in a virtual environment of its own.
+
+For every extra, the adapter's own unit tests run inside that extra's
+environment; for every target, ``memconform run --store URL`` runs there too and
+must give every store rule a verdict, with no ``error`` (an adapter that breaks
+the contract is the kit's defect, not the library's). When the compliance page
+keeps results for the target, today's verdicts must match them: the page stays
+true to the pinned versions.
+
+The environments live in ``.venvs/`` (reused while pyproject.toml is unchanged).
+Installing needs a package index: without one these tests skip with the reason,
+and with ``CI=true`` they fail instead.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memconform.compliance import TARGETS, ComplianceError, Target, prepare_venv, run_target
+from memconform.reports import load_results
+from tests.adapters_support import in_ci
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTRAS = sorted({t.extra for t in TARGETS})
+RULE_VERDICTS = {"pass", "fail", "warn", "unsupported"}
+
+pytestmark = [pytest.mark.slow, pytest.mark.libraries]
+
+
+def _venv(extra: str) -> Path:
+    try:
+        return prepare_venv(extra, ROOT / ".venvs", ROOT)
+    except ComplianceError as exc:
+        if in_ci():
+            pytest.fail(f"{exc}\n(CI=true: every library must be installable)", pytrace=False)
+        pytest.skip(f"the {extra!r} extra cannot be installed here: {exc}")
+
+
+@pytest.mark.parametrize("extra", EXTRAS)
+def test_the_adapter_unit_tests_pass_in_the_librarys_own_environment(extra: str) -> None:
+    venv = _venv(extra)
+    test_file = f"tests/libraries/test_{extra.replace('-', '_')}.py"
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=900,
+    )
+    tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-30:])
+    assert done.returncode == 0, tail
+    assert " skipped" not in tail.splitlines()[-1], f"the library was not importable:\n{tail}"
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=[t.name for t in TARGETS])
+def test_every_store_rule_gets_a_verdict_and_the_adapter_never_errs(
+    target: Target, tmp_path: Path
+) -> None:
+    venv = _venv(target.extra)
+    run = run_target(target, venv, tmp_path / "results.json", timeout=1500)
+    assert run.results is not None, run.problem
+    assert run.problem == "", run.problem
+    store_rules = [r for r in run.results.rules if r.profile == "store"]
+    assert store_rules
+    without = [f"{r.id}: {r.verdict} ({r.reason})" for r in store_rules
+               if r.verdict not in RULE_VERDICTS]
+    assert without == [], "store rules without a verdict:\n" + "\n".join(without)
+    errors = [f"{r.id}: {r.reason}" for r in run.results.rules if r.verdict == "error"]
+    assert errors == [], "the adapter broke the contract:\n" + "\n".join(errors)
+
+    kept = ROOT / "docs" / "compliance" / f"{target.name}.json"
+    if kept.is_file():
+        before = {r.id: r.verdict for r in load_results(kept).rules}
+        now = {r.id: r.verdict for r in run.results.rules}
+        changed = [f"{k}: page says {before.get(k)}, now {v}" for k, v in now.items()
+                   if before.get(k) != v]
+        assert changed == [], (
+            "the compliance page no longer matches the library; regenerate it with "
+            f"'memconform compliance --out docs --target {target.name}':\n" + "\n".join(changed)
+        )
