@@ -82,6 +82,13 @@ class Rule:
         """``000 · 1. Save each completed message batch``."""
         return f"{self.source_document} · {self.source_section}"
 
+    @property
+    def source_title(self) -> str:
+        """The title of each source document (a rule may cite several: ``000, 003``)."""
+        return ", ".join(
+            DOCUMENTS.get(d.strip(), d.strip()) for d in self.source_document.split(",")
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The JSON form printed by ``memconform rules --format json``."""
         return {
@@ -92,7 +99,7 @@ class Rule:
             "capability": self.capability,
             "source": {
                 "document": self.source_document,
-                "title": DOCUMENTS.get(self.source_document, self.source_document),
+                "title": self.source_title,
                 "section": self.source_section,
             },
             "text": self.text,

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memconform.catalogue import Rule
 from memconform.reports.escaping import redact_identity
 
 __all__ = [
@@ -148,21 +149,11 @@ class BaselineUse:
         }
 
 
-@dataclass(frozen=True)
-class RuleResult:
-    """The verdict on one rule with its evidence."""
+@dataclass(frozen=True, kw_only=True)
+class RuleResult(Rule):
+    """The verdict on one rule with its evidence: the rule's own fields (see
+    :class:`memconform.catalogue.Rule`) and what the run found."""
 
-    id: str
-    level: str
-    profile: str
-    subject: str
-    capability: str | None
-    source_document: str
-    source_title: str
-    source_section: str
-    text: str
-    decision: str | None
-    untested: str | None
     verdict: str
     reason: str
     kit_error: bool = False
@@ -178,22 +169,10 @@ class RuleResult:
         return self.capability or "core"
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON form."""
+        """Plain JSON form: the rule's catalogue entry, then the verdict and evidence."""
         return {
-            "id": self.id,
-            "level": self.level,
-            "profile": self.profile,
-            "subject": self.subject,
-            "capability": self.capability,
+            **super().to_json(),
             "class": self.conformance_class,
-            "source": {
-                "document": self.source_document,
-                "title": self.source_title,
-                "section": self.source_section,
-            },
-            "text": self.text,
-            "decision": self.decision,
-            "untested": self.untested,
             "verdict": self.verdict,
             "reason": self.reason,
             "kit_error": self.kit_error,
@@ -474,6 +453,7 @@ def _baseline_use(data: Any, path: str) -> BaselineUse:
 def _rule(data: Any, path: str) -> RuleResult:
     r = _Reader(data, path, _RULE_KEYS)
     source = _Reader(r.get("source", dict), f"{path}.source", ("document", "title", "section"))
+    source.text("title")  # derived from the document numbers; checked, not kept
     raw_baseline = r.get("baseline", dict, nullable=True)
     return RuleResult(
         id=r.text("id"),
@@ -482,7 +462,6 @@ def _rule(data: Any, path: str) -> RuleResult:
         subject=r.choice("subject", ("store", "runtime")),
         capability=r.text("capability", nullable=True),
         source_document=source.text("document"),
-        source_title=source.text("title"),
         source_section=source.text("section"),
         text=r.text("text"),
         decision=r.text("decision", nullable=True),

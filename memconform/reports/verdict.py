@@ -35,7 +35,7 @@ from datetime import date, datetime
 from typing import Any
 
 from memconform.adapters.contract import Capability
-from memconform.catalogue import DOCUMENTS, Catalogue, Rule
+from memconform.catalogue import Catalogue, Rule
 from memconform.mutants import mutants_by_rule
 from memconform.reports.baseline import Baseline, check_baseline
 from memconform.reports.escaping import redact_identity
@@ -378,9 +378,6 @@ def build_results(
                 subject=rule.subject,
                 capability=rule.capability,
                 source_document=rule.source_document,
-                source_title=", ".join(
-                    DOCUMENTS.get(d.strip(), d.strip()) for d in rule.source_document.split(",")
-                ),
                 source_section=rule.source_section,
                 text=rule.text,
                 decision=rule.decision,
