@@ -29,7 +29,7 @@ from memconform.adapters.contract_checks import (
 )
 from memconform.adapters.faults import arm_row_fault, disarm_row_fault, row_points_passed
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.steps.common import Mismatch, expect_equal, require_capability
+from memconform.steps.common import Mismatch, expect_equal, require_capability, unsupported
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
 
 __all__ = ["TEXT_SAMPLES", "StoreScene", "attempt", "must_succeed", "read_thread", "store_scene"]
@@ -87,11 +87,22 @@ def store_scene(namespace: str) -> StoreScene:
 
 
 def must_succeed(method: str, call: Callable[[], T]) -> T:
-    """Run a store call the rule requires to succeed."""
+    """Run a store call the rule requires to succeed.
+
+    A ``StoreError`` is the store refusing the call: the rule fails
+    (:class:`Mismatch`). Any other exception means the adapter broke the
+    contract itself (:class:`AdapterContractError`, verdict ``error``).
+    """
     try:
         return call()
     except AdapterContractError:
         raise
+    except contract.StoreError as exc:
+        raise Mismatch(
+            f"the store call {method}()",
+            "success, as the rule requires",
+            f"refused with {type(exc).__name__}: {exc}",
+        ) from exc
     except Exception as exc:
         raise AdapterContractError(
             method, f"raised {type(exc).__name__}: {exc} where the rule requires success"
@@ -237,6 +248,12 @@ def _append_faulted(store: RecordingStore, store_scene: StoreScene, name: str, c
             id=f"f{row + 1}", role="assistant", text=TEXT_SAMPLES["lone surrogate"]
         )
         attempt(store_scene, lambda: store.append(store_scene.thread(name), batch))
+        if store_scene.raised is None:
+            unsupported(
+                "the store passes no rows through the kit's row point and kept the value "
+                "planted to fail the batch, so no failure can be injected in the middle of "
+                "its batch here (the SIGKILL check judges that across processes)"
+            )
         return
     arm_row_fault(row)
     try:
@@ -388,6 +405,8 @@ def _append_surrogate(store: RecordingStore, store_scene: StoreScene, name: str)
         Message(id="v3", role="user", text="valid again"),
     ]
     attempt(store_scene, lambda: store.append(store_scene.thread(name), batch))
+    if store_scene.raised is None:
+        store_scene.appended.setdefault(name, []).extend(batch)
 
 
 # -- reads --
@@ -456,6 +475,19 @@ def _read_range_of(store_scene: StoreScene, first: int, last: int, name: str) ->
 @then("the store read is empty")
 def _read_empty(store_scene: StoreScene) -> None:
     expect_equal("the messages read", [], store_scene.read)
+
+
+@then(
+    parsers.parse('store thread "{name}" keeps "{kept}" exactly, or only "{refused}" once refused')
+)
+def _holds_kept_or_refused(
+    store: RecordingStore, store_scene: StoreScene, name: str, kept: str, refused: str
+) -> None:
+    if store_scene.raised is None:
+        _holds_exactly(store, store_scene, name, kept)
+        return
+    _refused(store_scene, "UnsupportedValueError")
+    _holds_exactly(store, store_scene, name, refused)
 
 
 @then(parsers.parse('store thread "{name}" holds exactly "{ids}"'))
@@ -550,16 +582,25 @@ def _text_back(store: RecordingStore, store_scene: StoreScene, name: str) -> Non
 )
 def _text_back_or_refused(store: RecordingStore, store_scene: StoreScene, name: str) -> None:
     messages = read_thread(store, store_scene.thread(name))
-    if store_scene.raised is not None:
-        if not isinstance(store_scene.raised, contract.UnsupportedValueError):
-            raise Mismatch(
-                "the append of text the store may not hold",
-                "stored exactly or refused with UnsupportedValueError",
-                f"{type(store_scene.raised).__name__}: {store_scene.raised}",
-            )
-        expect_equal("what the refused append left in the thread", [], messages)
-        return
-    expect_equal("the text read back", [store_scene.expected_text], [m.text for m in messages])
+    if not _refused_as_unsupported(store_scene, messages, "text"):
+        expect_equal(
+            "the text read back", [store_scene.expected_text], [m.text for m in messages]
+        )
+
+
+def _refused_as_unsupported(scene: StoreScene, messages: list[Message], what: str) -> bool:
+    """Whether the append was refused; a refusal must be ``UnsupportedValueError``
+    and leave the thread empty (raises :class:`Mismatch` otherwise)."""
+    if scene.raised is None:
+        return False
+    if not isinstance(scene.raised, contract.UnsupportedValueError):
+        raise Mismatch(
+            f"the append of {what} the store may not hold",
+            "stored exactly or refused with UnsupportedValueError",
+            f"{type(scene.raised).__name__}: {scene.raised}",
+        )
+    expect_equal("what the refused append left in the thread", [], messages)
+    return True
 
 
 @then(parsers.parse('store thread "{name}" gives that message back field for field'))
@@ -578,14 +619,7 @@ def _message_back(store: RecordingStore, store_scene: StoreScene, name: str) -> 
 )
 def _message_back_or_refused(store: RecordingStore, store_scene: StoreScene, name: str) -> None:
     messages = read_thread(store, store_scene.thread(name))
-    if store_scene.raised is not None:
-        if not isinstance(store_scene.raised, contract.UnsupportedValueError):
-            raise Mismatch(
-                "the append of a value the store may not hold",
-                "stored exactly or refused with UnsupportedValueError",
-                f"{type(store_scene.raised).__name__}: {store_scene.raised}",
-            )
-        expect_equal("what the refused append left in the thread", [], messages)
+    if _refused_as_unsupported(store_scene, messages, "a value"):
         return
     expected = store_scene.expected_message
     assert expected is not None
