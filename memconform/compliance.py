@@ -87,26 +87,26 @@ class Target:
 
 
 TARGETS: tuple[Target, ...] = (
-    Target("openai-agents-sqlite", "openai-agents", "openai-agents+sqlite://{dir}/store.db",
+    Target("openai-agents-sqlite", "openai-agents", "openai-agents+sqlite:///{dir}/store.db",
            "OpenAI Agents SDK: SQLiteSession"),
     Target("openai-agents-sqlalchemy", "openai-agents",
-           "openai-agents+sqlalchemy://{dir}/store.db",
+           "openai-agents+sqlalchemy:///{dir}/store.db",
            "OpenAI Agents SDK: SQLAlchemySession on SQLite"),
-    Target("langgraph-sqlite", "langgraph", "langgraph+sqlite://{dir}/store.db",
+    Target("langgraph-sqlite", "langgraph", "langgraph+sqlite:///{dir}/store.db",
            "LangGraph: SqliteSaver checkpoints and SqliteStore"),
     Target("google-adk-memory", "google-adk", "google-adk+memory://",
            "Google ADK: InMemorySessionService"),
-    Target("google-adk-sqlite", "google-adk", "google-adk+sqlite://{dir}/store.db",
+    Target("google-adk-sqlite", "google-adk", "google-adk+sqlite:///{dir}/store.db",
            "Google ADK: DatabaseSessionService on SQLite"),
-    Target("langchain-sql", "langchain", "langchain+sql://{dir}/store.db",
+    Target("langchain-sql", "langchain", "langchain+sql:///{dir}/store.db",
            "LangChain: SQLChatMessageHistory on SQLite"),
-    Target("langchain-file", "langchain", "langchain+file://{dir}/histories",
+    Target("langchain-file", "langchain", "langchain+file:///{dir}/histories",
            "LangChain: FileChatMessageHistory"),
-    Target("llama-index-sqlite", "llama-index", "llama-index+sqlite://{dir}/store.db",
+    Target("llama-index-sqlite", "llama-index", "llama-index+sqlite:///{dir}/store.db",
            "LlamaIndex: SQLAlchemyChatStore on SQLite"),
 )
-"""Every certified third-party store (``{dir}`` is an absolute path, hence ``://``
-followed by ``/``)."""
+"""Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
+reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
 
 
 class ComplianceError(Exception):
