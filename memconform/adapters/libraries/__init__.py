@@ -28,7 +28,7 @@ from types import ModuleType
 
 from memconform.adapters.registry import StoreURLError
 
-__all__ = ["library_versions", "require"]
+__all__ = ["file_path", "library_versions", "require"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -40,6 +40,32 @@ def require(module: str, extra: str) -> ModuleType:
             f"this store needs {module!r}, which is not importable ({exc}); "
             f"install it with: pip install 'memconform[{extra}]'"
         ) from None
+
+
+def file_path(url: str, scheme: str) -> str:
+    """The path named by ``<scheme>:///relative`` or ``<scheme>:////absolute``
+    (read as :func:`memconform.adapters.sqlite.sqlite_path` reads ``sqlite:``
+    URLs). Creates nothing. Raises :class:`StoreURLError` for another scheme,
+    query options, a missing path or ``:memory:`` (every library store here
+    is judged across processes, so it needs a file)."""
+    from memconform.adapters.sqlite import sqlite_path
+
+    prefix = f"{scheme}:"
+    if not url.lower().startswith(prefix):
+        raise StoreURLError(f"not a {scheme} URL: {url!r}")
+    rest = url[len(prefix) :]
+    if "?" in rest:
+        raise StoreURLError(f"{scheme} URLs take no options: {url!r}")
+    try:
+        path = sqlite_path("sqlite:" + rest)
+    except ValueError:
+        path = ""
+    if not path or path == ":memory:":
+        raise StoreURLError(
+            f"a {scheme} URL names a file: {scheme}:////absolute/path or "
+            f"{scheme}:///relative/path, got {url!r}"
+        )
+    return path
 
 
 def library_versions(*distributions: str) -> str:

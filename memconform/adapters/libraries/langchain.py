@@ -1,0 +1,291 @@
+"""LangChain's chat message histories (``langchain-community``) as memconform stores.
+
+LangChain keeps a conversation in a *chat message history*: an object bound to
+one conversation that has a ``messages`` property (every stored message, oldest
+first) and ``add_messages(batch)``. Two of the persistent histories that ship
+with ``langchain_community.chat_message_histories`` are translated here:
+
+``langchain+sql:///path.db``
+    ``SQLChatMessageHistory`` on a SQLite file, through a SQLAlchemy engine
+    made for ``sqlite:///path.db``. All threads share the library's own table
+    (``message_store``: an autoincrement ``id``, ``session_id`` and the message
+    serialised as JSON text); ``session_id`` is the memconform thread id.
+
+``langchain+file:///dir``
+    ``FileChatMessageHistory``: one JSON file per thread in ``dir``. The file
+    name is the SHA-256 of the thread id (UTF-8) plus ``.json``, so any thread
+    id gives a safe, distinct name.
+
+How each Store method maps onto the library:
+
+- ``append(thread, batch)`` is ``history.add_messages(batch)`` on the thread's
+  history. A memconform ``Message`` becomes the langchain-core message of its
+  role (``user`` -> ``HumanMessage``, ``assistant`` -> ``AIMessage``,
+  ``system`` -> ``SystemMessage``, ``tool`` -> ``ToolMessage``), with the text
+  as ``content`` and the message id as the message's own ``id``. A
+  ``ToolMessage`` needs ``tool_call_id``: it is the ``call_id`` (or ``id``) of
+  the first tool-result part when there is one, else the message id. The other
+  fields (``parts``, ``run_id``, ``round``, ``turn_id``, ``committed``,
+  ``metadata``) go into ``additional_kwargs`` under those names, where
+  LangChain keeps a message's extra data. Nothing is checked before the call:
+  duplicate ids and unencodable text reach the library as they are.
+- ``messages(thread, limit)`` reads the ``messages`` property and converts each
+  message back. The library has no window parameter, so the newest N are taken
+  by slicing the full list, which is how its users take a window; a negative
+  limit is refused (``ValueError``) before the library is called. Reading an
+  unknown thread of the file store creates its empty file (the library's
+  constructor does that).
+
+Capabilities:
+
+- ``durable`` for both: an acknowledged write is in the SQLite file (committed)
+  or in the thread's JSON file, which a new process opening the same URL reads.
+- ``atomic-batch`` and ``concurrent-writers`` for ``langchain+sql`` only:
+  ``SQLChatMessageHistory.add_messages`` adds the whole batch to one SQLAlchemy
+  session and commits once (one transaction), and a SQLite file is a database
+  meant to be shared by processes. ``FileChatMessageHistory`` has no
+  ``add_messages`` of its own: langchain-core's default writes the batch one
+  message at a time, each rewriting the whole file, with no locking, so neither
+  is declared there.
+
+What cannot be expressed: ``commit-flags`` (a stored LangChain message cannot
+be changed in place, so ``committed`` is kept only as data and reads never
+filter on it), ``errors``, ``turn-records``, ``state`` and ``knowledge`` (a chat
+history holds messages only).
+
+Fault point: the kit's row point
+(:func:`~memconform.adapters.faults.batch_row_pause`) is called once per
+message inside the library's own write, so a failure injected there
+interrupts the library's real batch: for SQL from a SQLAlchemy
+``before_insert`` hook on the library's message model (inside the
+flush of ``add_messages``' session), for files from a subclass whose
+``add_message`` calls the row point and then the library's ``add_message``.
+Neither changes what the library does when no fault is armed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memconform.adapters.faults import batch_row_pause
+from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.values import Message
+
+__all__ = [
+    "LangChainFileStore",
+    "LangChainSQLStore",
+    "from_langchain",
+    "open_file_history",
+    "open_sql_history",
+    "thread_file_name",
+    "to_langchain",
+]
+
+_EXTRA = "langchain"
+_DISTRIBUTIONS = ("langchain-community", "langchain-core", "sqlalchemy")
+
+_KWARG_FIELDS = ("parts", "run_id", "round", "turn_id", "committed", "metadata")
+"""Message fields kept in ``additional_kwargs``."""
+
+_CLASS_OF_ROLE = {
+    "user": "HumanMessage",
+    "assistant": "AIMessage",
+    "system": "SystemMessage",
+    "tool": "ToolMessage",
+}
+_ROLE_OF_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+# -- URLs ------------------------------------------------------------------------------
+
+
+def _url_path(url: str, scheme: str) -> str:
+    """The path of ``<scheme>:///path`` (see :func:`file_path`)."""
+    return file_path(url, scheme)
+
+
+def thread_file_name(thread_id: str) -> str:
+    """The JSON file name of a thread in a ``langchain+file`` directory."""
+    digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{digest}.json"
+
+
+# -- messages --------------------------------------------------------------------------
+
+
+def _tool_call_id(message: Message) -> str:
+    for part in message.parts:
+        if isinstance(part, Mapping) and part.get("type") in ("tool_result", "tool-result"):
+            for key in ("call_id", "id"):
+                value = part.get(key)
+                if isinstance(value, str):
+                    return value
+    return message.id
+
+
+def to_langchain(message: Message, messages_module: Any) -> Any:
+    """The langchain-core message for ``message`` (``messages_module`` is
+    ``langchain_core.messages``)."""
+    data = message.to_json()
+    extra = {name: data[name] for name in _KWARG_FIELDS}
+    cls = getattr(messages_module, _CLASS_OF_ROLE[message.role])
+    if message.role == "tool":
+        return cls(
+            content=message.text,
+            id=message.id,
+            tool_call_id=_tool_call_id(message),
+            additional_kwargs=extra,
+        )
+    return cls(content=message.text, id=message.id, additional_kwargs=extra)
+
+
+def from_langchain(native: Any) -> Message:
+    """The memconform ``Message`` for a langchain-core message read back."""
+    kind = getattr(native, "type", None)
+    role = _ROLE_OF_TYPE.get(str(kind))
+    if role is None:
+        raise ValueError(f"a stored LangChain message has type {kind!r}, which has no role")
+    content = native.content
+    if not isinstance(content, str):
+        raise ValueError(f"a stored LangChain message has non-text content: {content!r:.200}")
+    extra: dict[str, Any] = dict(native.additional_kwargs or {})
+    data = {name: extra[name] for name in _KWARG_FIELDS if name in extra}
+    return Message.from_json({"id": native.id, "role": role, "text": content, **data})
+
+
+def _window(messages: list[Message], limit: int | None) -> list[Message]:
+    if limit is None:
+        return messages
+    return messages[max(0, len(messages) - limit) :] if limit else []
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+
+
+# -- langchain+sql ---------------------------------------------------------------------
+
+
+class LangChainSQLStore:
+    """``SQLChatMessageHistory`` on one SQLite file; one history per thread."""
+
+    def __init__(self, path: str) -> None:
+        self._histories_module = require("langchain_community.chat_message_histories", _EXTRA)
+        self._messages_module = require("langchain_core.messages", _EXTRA)
+        self._sqlalchemy = require("sqlalchemy", _EXTRA)
+        self.path = path
+        self.version = library_versions(*_DISTRIBUTIONS)
+        url = self._sqlalchemy.engine.URL.create("sqlite", database=path)
+        self._engine: Any = self._sqlalchemy.create_engine(url)
+        self._lock = threading.Lock()
+        self._histories: dict[str, Any] = {}
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """``durable``, ``atomic-batch`` and ``concurrent-writers``."""
+        return frozenset({"durable", "atomic-batch", "concurrent-writers"})
+
+    def _history(self, thread_id: str) -> Any:
+        with self._lock:
+            history = self._histories.get(thread_id)
+            if history is None:
+                history = self._histories_module.SQLChatMessageHistory(
+                    session_id=thread_id, connection=self._engine
+                )
+                self._sqlalchemy.event.listen(history.sql_model_class, "before_insert", _row_point)
+                self._histories[thread_id] = history
+        return history
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        """``add_messages`` with the batch converted; see the module docstring."""
+        natives = [to_langchain(m, self._messages_module) for m in batch]
+        self._history(thread_id).add_messages(natives)
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        """The ``messages`` property, converted, newest ``limit`` by slicing."""
+        _check_limit(limit)
+        stored = [from_langchain(m) for m in self._history(thread_id).messages]
+        return _window(stored, limit)
+
+    def close(self) -> None:
+        """Release the engine's connections; the file keeps what was committed."""
+        with self._lock:
+            self._histories.clear()
+        self._engine.dispose()
+
+
+def _row_point(mapper: Any, connection: Any, target: Any) -> None:
+    """SQLAlchemy ``before_insert`` hook: the kit's row point, once per message row."""
+    batch_row_pause()
+
+
+def open_sql_history(url: str) -> LangChainSQLStore:
+    """``langchain+sql:///path.db``: ``SQLChatMessageHistory`` on ``sqlite:///path.db``
+    (the file and its folders are created when absent)."""
+    path = _url_path(url, "langchain+sql")
+    require("langchain_community.chat_message_histories", _EXTRA)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return LangChainSQLStore(path)
+
+
+# -- langchain+file --------------------------------------------------------------------
+
+
+@functools.cache
+def _file_history_class() -> Any:
+    """``FileChatMessageHistory`` whose ``add_message`` first passes the row point."""
+    histories = require("langchain_community.chat_message_histories", _EXTRA)
+    base = histories.FileChatMessageHistory
+
+    def add_message(self: Any, message: Any) -> None:
+        batch_row_pause()
+        base.add_message(self, message)
+
+    return type("RowPointFileChatMessageHistory", (base,), {"add_message": add_message})
+
+
+class LangChainFileStore:
+    """``FileChatMessageHistory``: one JSON file per thread in one directory."""
+
+    def __init__(self, directory: str) -> None:
+        self._history_class = _file_history_class()
+        self._messages_module = require("langchain_core.messages", _EXTRA)
+        self.directory = Path(directory)
+        self.version = library_versions("langchain-community", "langchain-core")
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """``durable`` only."""
+        return frozenset({"durable"})
+
+    def _history(self, thread_id: str) -> Any:
+        return self._history_class(str(self.directory / thread_file_name(thread_id)))
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        """``add_messages`` with the batch converted; see the module docstring."""
+        natives = [to_langchain(m, self._messages_module) for m in batch]
+        self._history(thread_id).add_messages(natives)
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        """The ``messages`` property, converted, newest ``limit`` by slicing."""
+        _check_limit(limit)
+        stored = [from_langchain(m) for m in self._history(thread_id).messages]
+        return _window(stored, limit)
+
+    def close(self) -> None:
+        """Nothing to release: every call opens and closes the thread's file."""
+
+
+def open_file_history(url: str) -> LangChainFileStore:
+    """``langchain+file:///dir``: ``FileChatMessageHistory`` files in ``dir``
+    (created when absent)."""
+    path = _url_path(url, "langchain+file")
+    require("langchain_community.chat_message_histories", _EXTRA)
+    Path(path).mkdir(parents=True, exist_ok=True)
+    return LangChainFileStore(path)

@@ -1,0 +1,266 @@
+"""``langgraph+sqlite:///path.db``: LangGraph's SQLite persistence.
+
+LangGraph keeps a conversation as the state of a compiled graph, saved by a
+checkpointer after every step; its long-term memory is a separate key-value
+``BaseStore``. This adapter uses both, in the one SQLite file the URL names:
+
+- the transcript is a minimal messages graph: a ``StateGraph`` over
+  ``MessagesState`` (one ``messages`` channel merged by the ``add_messages``
+  reducer) with a single node that changes nothing, compiled with a
+  ``SqliteSaver`` checkpointer (``langgraph-checkpoint-sqlite``). The
+  store's ``thread_id`` is LangGraph's ``configurable.thread_id``;
+- durable knowledge lives in ``langgraph.store.sqlite.SqliteStore``.
+
+How each Store method maps onto LangGraph:
+
+- ``append(thread_id, batch)`` is ``graph.invoke({"messages": batch}, config)``,
+  the way a LangGraph application adds a turn to a thread. The reducer merges
+  the batch into the thread's list and the checkpointer writes the new state
+  as one checkpoint row. An empty batch is invoked as well (it leaves the list
+  as it was).
+- ``messages(thread_id, limit)`` reads ``graph.get_state(config).values
+  ["messages"]`` (the latest checkpoint, deserialised anew on each read). The
+  library has no window parameter, so the newest ``limit`` messages are the
+  tail of that list, as LangGraph users take them; a negative ``limit`` is
+  refused with ``ValueError`` because a window cannot be negative.
+- a ``Message`` becomes the langchain-core message of its role
+  (``HumanMessage``, ``AIMessage``, ``SystemMessage``, ``ToolMessage``) with
+  ``content`` = the text and ``id`` = the message id; ``parts``, ``run_id``,
+  ``round``, ``turn_id``, ``committed`` and ``metadata`` travel in
+  ``additional_kwargs``, where langchain-core keeps extra payload.
+  ``ToolMessage`` requires a ``tool_call_id`` that ``Message`` does not have;
+  it is written empty and ignored on the way back.
+- ``put_fact(scope, fact)`` is ``store.put((scope,), fact.subject,
+  fact.to_json())``: the scope is a one-label namespace, the subject the key
+  and every field of the fact the value. ``get_fact`` is ``store.get``.
+  ``facts(scope)`` pages through ``store.search((scope,), limit=..., offset=...)``
+  until a page comes back short (``search`` returns 10 items unless asked for
+  more) and keeps the library's order. ``forget`` sends one ``store.batch`` of
+  a ``GetOp`` and a deleting ``PutOp`` (one transaction): ``BaseStore.delete``
+  returns nothing, and the read tells whether a fact was there.
+
+Capabilities declared:
+
+- ``durable``: the checkpointer commits every checkpoint to the file and the
+  store commits every batch, so a new process opening the URL reads them back.
+- ``atomic-batch``: the reducer merges the whole batch in memory and the
+  checkpointer writes the result as one row in one statement, so a batch is
+  in a checkpoint whole or not at all.
+- ``concurrent-writers``: the saver works on a file database (it switches it
+  to WAL), which any process holding the path can open and write. (The
+  ``SqliteSaver`` docstring calls it meant for light, synchronous use that
+  "does not scale to multiple threads"; the kit judges what happens when a
+  file is shared all the same.)
+- ``knowledge``: ``SqliteStore`` keeps a value per (namespace, key) and
+  replaces it on ``put``.
+
+Not declared: ``state`` (neither checkpoints nor ``BaseStore`` offers a
+compare-and-set write or a version counter: ``put`` always overwrites),
+``commit-flags`` (LangGraph has no visibility flag; ``committed`` is kept as
+data only and plain reads return every stored message), ``errors`` and
+``turn-records`` (no such records in LangGraph's persistence).
+
+What the library does against the contract, and this adapter leaves as is:
+``add_messages`` merges by id, so a message whose id is already in the thread
+(or earlier in the same batch) replaces that message instead of being
+refused; the checkpoint serializer encodes text with surrogate replacement,
+so a lone surrogate is stored as ``?`` instead of being refused; each append
+reads the latest checkpoint and writes a new one without any check that it is
+still the latest, so concurrent appends to one thread fork the checkpoint
+chain and the fork that loses drops its batch; ``SqliteStore.search`` orders
+by ``updated_at`` (whole seconds, newest first, ties in insertion order), not
+by key, so the order of ``facts()`` depends on the clock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memconform.adapters.contract import Capability
+from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.values import Fact, JSONValue, Message, freeze_json
+
+__all__ = ["SCHEME", "LangGraphSQLiteStore", "langgraph_path", "open_langgraph_sqlite"]
+
+SCHEME = "langgraph+sqlite"
+EXTRA = "langgraph"
+DISTRIBUTIONS = (
+    "langgraph",
+    "langgraph-checkpoint",
+    "langgraph-checkpoint-sqlite",
+    "langchain-core",
+)
+
+_SEARCH_PAGE = 100
+"""Items asked of ``SqliteStore.search`` per page when listing a scope."""
+
+_KINDS = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+"""langchain-core message ``type`` to ``Message.role``."""
+
+
+def langgraph_path(url: str) -> str:
+    """The SQLite file named by ``langgraph+sqlite:///path.db``.
+
+    Raises :class:`StoreURLError` for another scheme, a missing path or an
+    in-memory database (the checkpointer and the store hold one connection
+    each, so they could not share an in-memory database).
+    """
+    return file_path(url, SCHEME)
+
+
+def _to_langchain(messages_module: Any, message: Message) -> Any:
+    extra: dict[str, Any] = {
+        "parts": [freeze_json(part) for part in message.parts],
+        "run_id": message.run_id,
+        "round": message.round,
+        "turn_id": message.turn_id,
+        "committed": message.committed,
+        "metadata": freeze_json(dict(message.metadata)),
+    }
+    fields: dict[str, Any] = {
+        "content": message.text,
+        "id": message.id,
+        "additional_kwargs": extra,
+    }
+    if message.role == "user":
+        return messages_module.HumanMessage(**fields)
+    if message.role == "assistant":
+        return messages_module.AIMessage(**fields)
+    if message.role == "system":
+        return messages_module.SystemMessage(**fields)
+    return messages_module.ToolMessage(tool_call_id="", **fields)
+
+
+def _from_langchain(item: Any) -> Message:
+    kind = getattr(item, "type", None)
+    if kind not in _KINDS:
+        raise ValueError(f"the thread holds a {kind!r} message, which has no Message role")
+    content = item.content
+    if not isinstance(content, str):
+        raise ValueError(f"message {item.id!r} has structured content, not text")
+    extra: dict[str, Any] = dict(item.additional_kwargs or {})
+    parts = extra.get("parts") or []
+    return Message(
+        id=item.id,
+        role=_KINDS[kind],  # type: ignore[arg-type]
+        text=content,
+        parts=tuple(freeze_json(p) for p in parts),
+        run_id=extra.get("run_id"),
+        round=extra.get("round"),
+        turn_id=extra.get("turn_id"),
+        committed=bool(extra.get("committed", True)),
+        metadata=freeze_json(extra.get("metadata") or {}),
+    )
+
+
+class LangGraphSQLiteStore:
+    """A messages graph checkpointed by ``SqliteSaver`` and a ``SqliteStore``,
+    both in one SQLite file; see the module docstring for the mapping."""
+
+    def __init__(self, path: str) -> None:
+        graph_module = require("langgraph.graph", EXTRA)
+        saver_module = require("langgraph.checkpoint.sqlite", EXTRA)
+        store_module = require("langgraph.store.sqlite", EXTRA)
+        self._lc: Any = require("langchain_core.messages", EXTRA)
+        self.path = path
+        self.version = library_versions(*DISTRIBUTIONS)
+        # Both classes document check_same_thread=False as safe: each guards
+        # its connection with a lock of its own.
+        self._saver_conn = sqlite3.connect(path, check_same_thread=False)
+        self._store_conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._saver: Any = saver_module.SqliteSaver(self._saver_conn)
+        self._kb: Any = store_module.SqliteStore(self._store_conn)
+        builder: Any = graph_module.StateGraph(graph_module.MessagesState)
+        builder.add_node("pass_through", _pass_through)
+        builder.add_edge(graph_module.START, "pass_through")
+        builder.add_edge("pass_through", graph_module.END)
+        self._graph: Any = builder.compile(checkpointer=self._saver)
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """``durable``, ``atomic-batch``, ``concurrent-writers`` and ``knowledge``."""
+        return frozenset(
+            c.value
+            for c in (
+                Capability.DURABLE,
+                Capability.ATOMIC_BATCH,
+                Capability.CONCURRENT_WRITERS,
+                Capability.KNOWLEDGE,
+            )
+        )
+
+    def close(self) -> None:
+        """Close both connections; the file keeps everything committed."""
+        self._saver_conn.close()
+        self._store_conn.close()
+
+    @staticmethod
+    def _config(thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}}
+
+    # -- core -------------------------------------------------------------------------
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        """Invoke the graph with the batch as new ``messages``."""
+        converted = [_to_langchain(self._lc, m) for m in batch]
+        self._graph.invoke({"messages": converted}, self._config(thread_id))
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        """The thread's ``messages`` in its latest checkpoint; the newest ``limit``."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        snapshot = self._graph.get_state(self._config(thread_id))
+        stored: list[Any] = list(snapshot.values.get("messages", []))
+        if limit is not None:
+            stored = stored[max(0, len(stored) - limit) :] if limit else []
+        return [_from_langchain(item) for item in stored]
+
+    # -- knowledge ----------------------------------------------------------------------
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        """``SqliteStore.put((scope,), subject, fact)``."""
+        self._kb.put((scope,), fact.subject, fact.to_json())
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        """``SqliteStore.get((scope,), subject)``."""
+        item = self._kb.get((scope,), subject)
+        return None if item is None else _fact(item.value)
+
+    def facts(self, scope: str) -> list[Fact]:
+        """Every item of the namespace, page by page, in the order ``search`` gives."""
+        found: list[Fact] = []
+        offset = 0
+        while True:
+            page: list[Any] = self._kb.search((scope,), limit=_SEARCH_PAGE, offset=offset)
+            found.extend(_fact(item.value) for item in page)
+            if len(page) < _SEARCH_PAGE:
+                return found
+            offset += len(page)
+
+    def forget(self, scope: str, subject: str) -> bool:
+        """Read and delete the item in one ``SqliteStore.batch``."""
+        base = require("langgraph.store.base", EXTRA)
+        existing, _ = self._kb.batch(
+            [base.GetOp((scope,), subject), base.PutOp((scope,), subject, None)]
+        )
+        return existing is not None
+
+
+def _pass_through(state: Any) -> dict[str, Any]:
+    """The graph's only node: it adds nothing to the state."""
+    return {}
+
+
+def _fact(value: JSONValue) -> Fact:
+    return Fact.from_json(value)
+
+
+def open_langgraph_sqlite(url: str) -> LangGraphSQLiteStore:
+    """``langgraph+sqlite:///path.db``: open (and create when absent) the file."""
+    path = langgraph_path(url)
+    require("langgraph.checkpoint.sqlite", EXTRA)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return LangGraphSQLiteStore(path)
