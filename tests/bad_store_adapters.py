@@ -118,3 +118,38 @@ def unlocked_file_store() -> object:
     import os
 
     return UnlockedFileStore(os.environ["MEMCONFORM_TEST_FILE_STORE"])
+
+
+class _CoreOnly(MemoryStore):
+    """A correct store that declares no optional capability (like most chat
+    histories): its keyed-data rules are unsupported, never errors."""
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset()
+
+
+def core_only() -> MemoryStore:
+    """A working store that declares nothing optional."""
+    return _CoreOnly()
+
+
+class _Moody(MemoryStore):
+    """Every fifth read of the messages comes back empty, so the same operations
+    replayed give other answers (a store whose reads depend on timing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._reads = 0
+
+    def messages(  # type: ignore[override]
+        self, thread_id: str, limit: int | None = None, **kw: Any
+    ) -> list[Message]:
+        found = super().messages(thread_id, limit, **kw)
+        self._reads += 1
+        return [] if self._reads % 5 == 0 else found
+
+
+def moody() -> MemoryStore:
+    """A store whose answers are not repeatable."""
+    return _Moody()

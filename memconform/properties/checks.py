@@ -14,11 +14,13 @@ import pytest
 from hypothesis import given
 from hypothesis.stateful import run_state_machine_as_test
 
+from memconform.adapters.contract import Capability
 from memconform.adapters.proxy import RecordingStore
 from memconform.properties.runs import GeneratedRun, check_run, generated_runs
 from memconform.properties.settings import SETTINGS
 from memconform.properties.store_model import KeyedModel, MessageModel, model_for
 from memconform.simulator.runtime import Runtime
+from memconform.steps.common import unsupported
 
 F = TypeVar("F", bound=Callable[..., None])
 
@@ -33,6 +35,9 @@ _MESSAGES = [
     for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 22)
 ]
 _KEYED = [f"ST-{n:03d}" for n in (23, 24, 25, 26, 27, 28, 29, 30, 31)]
+_KEYED_CAPABILITIES = frozenset(
+    {Capability.TURN_RECORDS, Capability.STATE, Capability.KNOWLEDGE}
+)
 
 
 def _tagged(rule_ids: list[str]) -> Callable[[F], F]:
@@ -65,6 +70,10 @@ def test_keyed_data_answers_like_the_reference(
 ) -> None:
     """Generated turn records, state writes and facts give the same answers as the
     reference memory store (only for the capabilities the store declares)."""
+    if not store.capabilities & _KEYED_CAPABILITIES:
+        unsupported(
+            "the store declares none of " + ", ".join(sorted(_KEYED_CAPABILITIES))
+        )
     _run(KeyedModel, store, request)
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis.errors import Flaky, FlakyFailure
 
 from memconform.adapters.proxy import DEFAULT_TIMEOUT, AdapterContractError, RecordingStore
 from memconform.adapters.registry import open_store
@@ -221,6 +222,15 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
         chain = chain.__cause__ or chain.__context__
     if isinstance(exc, AssertionError):
         return "failed", str(exc)
+    if isinstance(exc, Flaky):
+        # The kit's generated operations are deterministic, so a run that went
+        # differently on replay did so because the store answered differently:
+        # a failure of the rules under test, not a crash of the kit.
+        first = next(iter(exc.exceptions), exc) if isinstance(exc, FlakyFailure) else exc
+        return "failed", (
+            "the store answered differently when the same operations were replayed "
+            f"(not repeatable): {type(first).__name__}: {first}"
+        )
     if exc is not None and report.when == "call":
         return "crashed", f"{type(exc).__name__}: {exc}"
     return "crashed", str(report.longrepr)[-2000:]
