@@ -153,3 +153,21 @@ class _Moody(MemoryStore):
 def moody() -> MemoryStore:
     """A store whose answers are not repeatable."""
     return _Moody()
+
+
+class _RefusingFileStore(UnlockedFileStore):
+    """Refuses every non-empty append with ``StoreError`` (as a library whose
+    write fails under contention does): a failed promise, not a broken adapter."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        from memconform.adapters.contract import StoreError
+
+        if batch:
+            raise StoreError("the session changed under this writer")
+
+
+def refusing_file_store() -> object:
+    """The :class:`_RefusingFileStore` in ``$MEMCONFORM_TEST_FILE_STORE``."""
+    import os
+
+    return _RefusingFileStore(os.environ["MEMCONFORM_TEST_FILE_STORE"])

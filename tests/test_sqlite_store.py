@@ -188,3 +188,15 @@ def test_check_reports_an_adapter_error_when_the_store_cannot_open(tmp_path: Pat
     assert not result.passed
     assert result.adapter_error is not None
     assert result.adapter_error[0] == "open"
+
+
+@pytest.mark.slow
+def test_a_store_refusing_the_writers_fails_the_check_without_an_adapter_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCONFORM_TEST_FILE_STORE", str(tmp_path / "refusing.json"))
+    url = "tests.bad_store_adapters:refusing_file_store"
+    result = check_durable(url, "d", capabilities={"durable"})
+    assert not result.passed
+    assert result.adapter_error is None
+    assert "refused" in result.evidence

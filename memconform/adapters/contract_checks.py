@@ -73,10 +73,15 @@ class CheckResult:
 
 
 class _ChildError(Exception):
-    def __init__(self, method: str, problem: str) -> None:
+    """A child could not do what the check needs. ``refused`` is ``True`` when the
+    store refused the call with ``StoreError`` (a failure of the rule, not of the
+    adapter)."""
+
+    def __init__(self, method: str, problem: str, refused: bool = False) -> None:
         super().__init__(f"{method}: {problem}")
         self.method = method
         self.problem = problem
+        self.refused = refused
 
 
 # -- the parent side ----------------------------------------------------------------------
@@ -142,7 +147,9 @@ def _finish(
     for line in lines:
         if "error" in line:
             raise _ChildError(
-                str(line.get("method", "?")), f"in the {what} process: {line['error']}"
+                str(line.get("method", "?")),
+                f"in the {what} process: {line['error']}",
+                refused=bool(line.get("refused")),
             )
     if proc.returncode != 0:
         raise _ChildError("open", f"the {what} process exited {proc.returncode}: {err[-800:]}")
@@ -165,6 +172,8 @@ def _job(kind: str, url: str, mutant: str | None, timeout: float, **fields: Any)
 
 
 def _error_result(expected: str, exc: _ChildError) -> CheckResult:
+    if exc.refused:
+        return CheckResult(False, expected, f"the store refused a call the check needs: {exc}")
     return CheckResult(False, expected, str(exc), adapter_error=(exc.method, exc.problem))
 
 
@@ -530,7 +539,13 @@ def _call(method: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except Exception as exc:
-        _emit({"method": method, "error": f"{type(exc).__name__}: {exc}"})
+        from memconform.adapters.contract import StoreError
+
+        _emit({
+            "method": method,
+            "error": f"{type(exc).__name__}: {exc}",
+            "refused": isinstance(exc, StoreError),
+        })
         raise SystemExit(3) from None
 
 
