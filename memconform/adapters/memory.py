@@ -36,19 +36,27 @@ def check_text(text: str) -> None:
         ) from None
 
 
-def _check_batch(batch: Sequence[Message], stored_ids: set[str]) -> None:
+def _check_batch(batch: Sequence[Message], stored_ids: set[str], *, text: bool = True) -> None:
     seen: set[str] = set()
     for message in batch:
         if message.id in stored_ids or message.id in seen:
             raise DuplicateIdError(f"message id {message.id!r} is already in the thread")
         seen.add(message.id)
-        check_text(message.text)
+        if text:
+            check_text(message.text)
 
 
 class MemoryStore:
-    """A thread-safe in-process store; see the Store contract for each method."""
+    """A thread-safe in-process store; see the Store contract for each method.
 
-    def __init__(self) -> None:
+    It refuses message text holding a lone surrogate, as a UTF-8 store must.
+    With ``keep_lone_surrogates`` it keeps such text exactly instead, as a store
+    of JSON text can (the rule accepts either); the properties use that form as
+    the reference when the store under test kept one.
+    """
+
+    def __init__(self, *, keep_lone_surrogates: bool = False) -> None:
+        self._keep_lone_surrogates = keep_lone_surrogates
         self._lock = threading.Lock()
         self._messages: dict[str, list[Message]] = {}
         self._errors: dict[str, list[ErrorRecord]] = {}
@@ -75,7 +83,7 @@ class MemoryStore:
         batch = deepcopy(list(batch))
         with self._lock:
             stored = self._messages.setdefault(thread_id, [])
-            _check_batch(batch, {m.id for m in stored})
+            _check_batch(batch, {m.id for m in stored}, text=not self._keep_lone_surrogates)
             staged = list(stored)
             for message in batch:
                 batch_row_pause()  # the kit's fault point: a failure here stores nothing

@@ -18,7 +18,13 @@ from memconform.adapters.contract import Capability
 from memconform.adapters.proxy import RecordingStore
 from memconform.properties.runs import GeneratedRun, check_run, generated_runs
 from memconform.properties.settings import SETTINGS
-from memconform.properties.store_model import KeyedModel, MessageModel, model_for
+from memconform.properties.store_model import (
+    Divergence,
+    KeyedModel,
+    MessageModel,
+    minimise,
+    model_for,
+)
 from memconform.simulator.runtime import Runtime
 from memconform.steps.common import unsupported
 
@@ -52,7 +58,13 @@ def _tagged(rule_ids: list[str]) -> Callable[[F], F]:
 
 def _run(model: type[Any], store: RecordingStore, request: pytest.FixtureRequest) -> None:
     thoroughness = request.config.getoption("--memconform-thoroughness")
-    run_state_machine_as_test(model_for(store, model), settings=SETTINGS[thoroughness])
+    try:
+        run_state_machine_as_test(model_for(store, model), settings=SETTINGS[thoroughness])
+    except Divergence as found:
+        smaller = minimise(store, found)
+        if smaller is found:
+            raise
+        raise smaller from found
 
 
 @_tagged(_MESSAGES)

@@ -7,7 +7,7 @@ deterministic: the same store gives the same examples on every run.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 __all__ = ["SETTINGS"]
 
@@ -15,6 +15,12 @@ _COMMON = {
     "derandomize": True,
     "deadline": None,
     "database": None,
+    # No explain phase: after shrinking it replays the failing operations hundreds of
+    # times to annotate the report, which costs more than finding and shrinking, and
+    # the exported counterexample says all that is needed.
+    "phases": [Phase.explicit, Phase.generate, Phase.shrink],
+    # One failure is enough to judge the rules; shrinking a second one costs as much.
+    "report_multiple_bugs": False,
     "suppress_health_check": [
         HealthCheck.too_slow,
         HealthCheck.function_scoped_fixture,

@@ -9,12 +9,13 @@ Hypothesis so every example is reproducible.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from memconform.values import Fact, JSONValue, Message
+from memconform.values import ROLES, Fact, JSONValue, Message, Role
 
 __all__ = [
     "HOSTILE",
@@ -62,12 +63,16 @@ def faker_text(draw: st.DrawFn) -> str:
     return value
 
 
+@functools.cache
 def message_texts(
     *, allow_nul: bool = True, max_size: int = 200, lone_surrogates: bool = False
 ) -> SearchStrategy[str]:
     """Any text a store must keep exactly: Unicode, hostile strings, Faker text,
     and now and then a long text (a few kilobytes). With ``lone_surrogates``, now
-    and then a text no store can hold exactly, which every store must refuse."""
+    and then a text no store can hold exactly, which every store must refuse.
+
+    Built once per set of arguments: a strategy built anew for every draw is
+    validated anew too, which costs more than the draw itself."""
     chars = (
         st.characters(exclude_categories=["Cs"])
         if allow_nul
@@ -97,38 +102,58 @@ _TIMESTAMPS = st.sampled_from(("2026-05-01T00:00:00Z", "2025-01-01T00:00:00Z", "
 """Caller timestamps in no particular order: they must never reorder a thread."""
 
 
+_METADATA = st.dictionaries(st.text(_SAFE_CHARS, max_size=6), json_values, max_size=2)
+_PARTS = st.lists(
+    st.dictionaries(st.sampled_from(("type", "id", "args")), json_values, max_size=3), max_size=2
+)
+_ROLES: SearchStrategy[Role] = st.sampled_from(ROLES)
+_COMMITTED = st.sampled_from((True, True, False))
+_RUN_IDS = st.none() | st.just("run-1")
+_ROUNDS = st.none() | st.integers(1, 9)
+_TURN_IDS = st.none() | st.just("T1")
+
+
 @st.composite
 def messages(
-    draw: st.DrawFn, message_id: str, *, allow_nul: bool = True, lone_surrogates: bool = False
+    draw: st.DrawFn, message_id: str, *, allow_nul: bool = True, lone_surrogates: bool = False,
+    hidden: bool = False,
 ) -> Message:
     """One message with the given id and arbitrary content (sometimes a caller
-    timestamp in its metadata)."""
-    metadata = draw(st.dictionaries(st.text(_SAFE_CHARS, max_size=6), json_values, max_size=2))
+    timestamp in its metadata). With ``hidden``, about one message in three is
+    appended with its committed flag cleared."""
+    metadata = draw(_METADATA)
     if draw(st.booleans()):
         metadata["timestamp"] = draw(_TIMESTAMPS)
+    committed = draw(_COMMITTED) if hidden else True
     return Message(
         id=message_id,
-        role=draw(st.sampled_from(("user", "assistant", "tool", "system"))),
+        role=draw(_ROLES),
         text=draw(message_texts(allow_nul=allow_nul, lone_surrogates=lone_surrogates)),
-        parts=tuple(draw(st.lists(st.dictionaries(st.sampled_from(("type", "id", "args")),
-                                                   json_values, max_size=3), max_size=2))),
-        run_id=draw(st.none() | st.just("run-1")),
-        round=draw(st.none() | st.integers(1, 9)),
-        turn_id=draw(st.none() | st.just("T1")),
+        parts=tuple(draw(_PARTS)),
+        run_id=draw(_RUN_IDS),
+        round=draw(_ROUNDS),
+        turn_id=draw(_TURN_IDS),
+        committed=committed,
         metadata=metadata,
     )
 
 
+@functools.cache
+def _contents(allow_nul: bool, lone_surrogates: bool, hidden: bool) -> SearchStrategy[Message]:
+    """Messages without their id, built once per set of arguments."""
+    return messages("", allow_nul=allow_nul, lone_surrogates=lone_surrogates, hidden=hidden)
+
+
 @st.composite
 def message_batches(
-    draw: st.DrawFn, ids: SearchStrategy[str], *, allow_nul: bool = True, max_size: int = 4,
-    lone_surrogates: bool = False,
+    draw: st.DrawFn, ids: SearchStrategy[str], *, allow_nul: bool = True, min_size: int = 0,
+    max_size: int = 4, lone_surrogates: bool = False, hidden: bool = False,
 ) -> list[Message]:
-    """A batch of messages with distinct ids drawn from ``ids``."""
-    chosen = draw(st.lists(ids, min_size=0, max_size=max_size, unique=True))
-    return [
-        draw(messages(i, allow_nul=allow_nul, lone_surrogates=lone_surrogates)) for i in chosen
-    ]
+    """A batch of messages with distinct ids drawn from ``ids`` (with ``hidden``,
+    some of them uncommitted)."""
+    chosen = draw(st.lists(ids, min_size=min_size, max_size=max_size, unique=True))
+    content = _contents(allow_nul, lone_surrogates, hidden)
+    return [replace(draw(content), id=i) for i in chosen]
 
 
 @st.composite

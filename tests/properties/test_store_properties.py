@@ -1,36 +1,30 @@
 """The store properties find every in-process store mutant, shrink the
 counterexample and export it as a feature that reproduces the failure without
-Hypothesis: it fails against the mutant and passes against SQLite."""
+Hypothesis: it fails against the mutant and passes against SQLite.
+
+Each mutant costs two child runs: the search, limited to the property checks
+tagged with a rule the mutant claims to break (every property check when it
+claims none of theirs, as the mutants of the other profiles do), and one replay
+of the exported features against both the mutant and SQLite.
+"""
 
 from __future__ import annotations
 
-import os
+import re
 from pathlib import Path
 
 import pytest
 
 from memconform.mutants import Mutant, all_mutants
+from memconform.properties import checks
 from tests.mutant_harness import rules_with, run_suite
 
 PROPERTIES = "tests/features/test_properties.py"
 
-matrix = pytest.mark.skipif(
-    os.environ.get("MEMCONFORM_PROPERTY_MATRIX") != "1",
-    reason="the property x mutant matrix takes about 20 minutes on 2 cores; run it with "
-    "MEMCONFORM_PROPERTY_MATRIX=1 python -m pytest tests/properties",
-)
 MULTI_PROCESS = {"store-process-scoped-threads", "ps-store-not-durable"}
 """Mutants only another process can see; the contract checks kill them."""
 
-NOT_YET_REACHED = {
-    "store-window-counts-hidden": "the generated flag changes rarely leave a hidden message "
-    "inside a window",
-    "store-uncommitted-visible": "as above: hidden messages are too rare in generated threads",
-    "sw-store-loses-committed-flag-on-read": "as above",
-    "turns-store-records-every-thread": "records of a second thread are too rare",
-    "ps-store-shared-scope": "the shared scope of this mutant is keyed differently from the "
-    "scopes the properties use",
-}
+NOT_YET_REACHED: dict[str, str] = {}
 """Known gaps of the properties (the scenarios kill these mutants); tracked as open work."""
 
 STORE_MUTANTS = [
@@ -43,15 +37,68 @@ STORE_MUTANTS = [
     if m.kind == "store" and m.name not in MULTI_PROCESS
 ]
 
+_RULE = re.compile(r"^(SP|SW|TU|CA|PS|ST)-\d{3}$")
+PROPERTY_RULES = frozenset(
+    mark.name
+    for name in checks.__all__
+    for mark in getattr(getattr(checks, name), "pytestmark", [])
+    if _RULE.match(mark.name)
+)
+"""Every rule some property check is tagged with."""
 
-@matrix
+
+def selection(mutant: Mutant) -> str:
+    """The ``-m`` expression choosing the property checks that search for ``mutant``."""
+    claimed = sorted(mutant.kills & PROPERTY_RULES)
+    return f"property and ({' or '.join(claimed)})" if claimed else "property"
+
+
+REPLAY = '''\
+"""Replays exported counterexamples against a mutant and against SQLite."""
+
+import pytest
+from pytest_bdd import scenarios
+
+from memconform.adapters.registry import open_store
+from memconform.mutants import get_mutant
+
+
+@pytest.fixture(scope="session", params=["mutant", "sqlite"])
+def raw_store(request, tmp_path_factory):
+    if request.param == "mutant":
+        store = get_mutant({mutant!r}).build(open_store("memory://"))
+    else:
+        store = open_store(f"sqlite:///{{tmp_path_factory.mktemp('replay') / 'replay.db'}}")
+    yield store
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+@pytest.fixture(autouse=True)
+def each_store(raw_store):
+    """Puts the store parameter on every replayed scenario."""
+    return raw_store
+
+
+scenarios({folder!r})
+'''
+
+
+def test_every_mutant_claiming_a_property_rule_runs_only_those_properties() -> None:
+    assert {"ST-001", "ST-019", "ST-031", "SP-005"} <= PROPERTY_RULES
+    window = all_mutants()["store-window-counts-hidden"]
+    assert selection(window) == "property and (ST-019)"
+    assert selection(all_mutants()["ps-store-shared-scope"]) == "property"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", STORE_MUTANTS)
 def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: Path) -> None:
     exported = tmp_path / "exported"
     outcomes = run_suite(
         PROPERTIES, tmp_path / "search", "--store", "memory://", "--mutant", mutant.name,
-        "-m", "property", "--export-failures", str(exported),
+        "-m", selection(mutant), "--export-failures", str(exported),
     )
     assert rules_with(outcomes, "failed"), f"the properties did not find {mutant.name}"
     features = sorted(exported.glob("*.feature"))
@@ -60,23 +107,20 @@ def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: 
         assert feature.read_text(encoding="utf-8").isascii()
 
     replay = tmp_path / "test_replay.py"
-    replay.write_text(
-        f"from pytest_bdd import scenarios\nscenarios({str(exported)!r})\n", encoding="utf-8"
-    )
-    against_mutant = run_suite(
-        str(replay), tmp_path / "mutant", "--store", "memory://", "--mutant", mutant.name,
-        "-m", "not nothing",
-    )
-    assert "failed" in {o["outcome"] for o in against_mutant}
-    against_sqlite = run_suite(str(replay), tmp_path / "sqlite")
-    assert {o["outcome"] for o in against_sqlite} == {"passed"}
+    replay.write_text(REPLAY.format(mutant=mutant.name, folder=str(exported)), encoding="utf-8")
+    replayed = run_suite(str(replay), tmp_path / "replay", "-m", "not nothing")
+    against_mutant = {o["outcome"] for o in replayed if o["nodeid"].endswith("[mutant]")}
+    against_sqlite = {o["outcome"] for o in replayed if o["nodeid"].endswith("[sqlite]")}
+    assert "failed" in against_mutant, replayed
+    assert against_sqlite == {"passed"}, replayed
 
 
-@matrix
 @pytest.mark.slow
-def test_the_thorough_setting_finds_nothing_against_memory_and_sqlite(tmp_path: Path) -> None:
-    for name, store in (("memory", ("--store", "memory://")), ("sqlite", ())):
-        outcomes = run_suite(
-            PROPERTIES, tmp_path / name, *store, "--memconform-thoroughness", "thorough"
-        )
-        assert {o["outcome"] for o in outcomes} == {"passed"}, name
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_the_thorough_setting_finds_nothing(store: str, tmp_path: Path) -> None:
+    options = ("--store", "memory://") if store == "memory" else ()
+    outcomes = run_suite(
+        PROPERTIES, tmp_path, *options, "--memconform-thoroughness", "thorough"
+    )
+    assert outcomes
+    assert {o["outcome"] for o in outcomes} == {"passed"}, outcomes
