@@ -30,6 +30,6 @@ _COMMON = {
 }
 
 SETTINGS: dict[str, settings] = {
-    "fast": settings(max_examples=40, stateful_step_count=20, **_COMMON),  # type: ignore[arg-type]
+    "fast": settings(max_examples=60, stateful_step_count=12, **_COMMON),  # type: ignore[arg-type]
     "thorough": settings(max_examples=300, stateful_step_count=40, **_COMMON),  # type: ignore[arg-type]
 }
