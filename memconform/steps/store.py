@@ -32,7 +32,10 @@ from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.steps.common import Mismatch, expect_equal, require_capability, unsupported
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
 
-__all__ = ["TEXT_SAMPLES", "StoreScene", "attempt", "must_succeed", "read_thread", "store_scene"]
+__all__ = [
+    "TEXT_SAMPLES", "StoreScene", "attempt", "full_message", "must_succeed", "read_thread",
+    "store_scene",
+]
 
 T = TypeVar("T")
 
@@ -334,12 +337,13 @@ def _append_dup_inner(store: RecordingStore, store_scene: StoreScene, name: str,
     attempt(store_scene, lambda: store.append(store_scene.thread(name), batch))
 
 
-@when(parsers.parse('store thread "{name}" is appended a message with every field set'))
-def _append_full(store: RecordingStore, store_scene: StoreScene, name: str) -> None:
-    message = Message(
+def full_message(text: str = "Checking the weather.") -> Message:
+    """A new message with every field set (``text`` as given): the round-trip
+    scenarios' sample, and the adapters' tests' too."""
+    return Message(
         id="full-1",
         role="assistant",
-        text="Checking the weather.",
+        text=text,
         parts=(
             {"type": "tool-call", "id": "call-1", "name": "weather", "args": {"city": "Oslo"}},
             {"type": "payload", "data": [1, -2, 3.25, 1e-7, 12345678901234567, True, None]},
@@ -351,6 +355,11 @@ def _append_full(store: RecordingStore, store_scene: StoreScene, name: str) -> N
         committed=True,
         metadata={"source": "kit", "score": 0.1, "flags": [False, None], "n": -0.5},
     )
+
+
+@when(parsers.parse('store thread "{name}" is appended a message with every field set'))
+def _append_full(store: RecordingStore, store_scene: StoreScene, name: str) -> None:
+    message = full_message()
     store_scene.expected_message = message
     _append(store, store_scene, name, [message])
 

@@ -28,23 +28,10 @@ from memconform.adapters.libraries.google_adk import (
     open_in_memory,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.steps.store import full_message
 from memconform.values import Message
 
-FULL = Message(
-    id="full-1",
-    role="assistant",
-    text="Checking the weather. \u202ertl\u202c e\u0301 😀 \x00",
-    parts=(
-        {"type": "tool-call", "id": "call-1", "name": "weather", "args": {"city": "Oslo"}},
-        {"type": "payload", "data": [1, -2, 3.25, 1e-7, 12345678901234567, True, None]},
-        {"nested": {"deep": {"list": [[], {}, ""]}}},
-    ),
-    run_id="run-42",
-    round=7,
-    turn_id="T3",
-    committed=True,
-    metadata={"source": "kit", "score": 0.1, "flags": [False, None], "n": -0.5},
-)
+FULL = full_message("Checking the weather. \u202ertl\u202c e\u0301 😀 \x00")
 
 
 def _msgs(prefix: str, count: int, role: str = "user") -> list[Message]:

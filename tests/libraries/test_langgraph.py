@@ -11,6 +11,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from memconform.adapters.libraries.langgraph import (
     open_langgraph_sqlite,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.steps.store import full_message
 from memconform.values import Fact, Message
 
 
@@ -39,21 +41,7 @@ def store(db: Path) -> Iterator[LangGraphSQLiteStore]:
 
 
 def _full(mid: str = "full-1") -> Message:
-    return Message(
-        id=mid,
-        role="assistant",
-        text="Checking the weather.\x00 \u202eRTL\u202c 😀",
-        parts=(
-            {"type": "tool-call", "id": "call-1", "name": "weather", "args": {"city": "Oslo"}},
-            {"type": "payload", "data": [1, -2, 3.25, 1e-7, 12345678901234567, True, None]},
-            {"nested": {"deep": {"list": [[], {}, ""]}}},
-        ),
-        run_id="run-42",
-        round=7,
-        turn_id="T3",
-        committed=True,
-        metadata={"source": "kit", "score": 0.1, "flags": [False, None], "n": -0.5},
-    )
+    return replace(full_message("Checking the weather.\x00 \u202eRTL\u202c 😀"), id=mid)
 
 
 def _user(mid: str, text: str) -> Message:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +22,11 @@ from memconform.adapters.libraries.llama_index import (
     open_sqlalchemy_chat_store,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.steps.store import full_message
 from memconform.values import Message
 
-FULL = Message(
-    id="full-1",
-    role="assistant",
-    text="  Checking the weather. \u202eRTL\u202c e\u0301 😀 \x00 ",
-    parts=(
-        {"type": "tool-call", "id": "call-1", "name": "weather", "args": {"city": "Oslo"}},
-        {"type": "payload", "data": [1, -2, 3.25, 1e-7, 12345678901234567, True, None]},
-        {"nested": {"deep": {"list": [[], {}, ""]}}},
-    ),
-    run_id="run-42",
-    round=7,
-    turn_id="T3",
-    committed=True,
+FULL = replace(
+    full_message("  Checking the weather. \u202eRTL\u202c e\u0301 😀 \x00 "),
     metadata={"source": "kit", "score": 0.1, "flags": [False, None], "images": "not images"},
 )
 
