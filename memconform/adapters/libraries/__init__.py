@@ -25,10 +25,14 @@ from __future__ import annotations
 import importlib
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
+from typing import TypeVar
 
+from memconform.adapters.contract import check_limit
 from memconform.adapters.registry import StoreURLError
 
-__all__ = ["file_path", "library_versions", "require"]
+T = TypeVar("T")
+
+__all__ = ["file_path", "library_versions", "newest", "require"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -66,6 +70,16 @@ def file_path(url: str, scheme: str) -> str:
             f"{scheme}:///relative/path, got {url!r}"
         )
     return path
+
+
+def newest(items: list[T], limit: int | None) -> list[T]:
+    """The newest ``limit`` of ``items`` (oldest first), all for ``None``: the window
+    of a library that has no window parameter, taken as its users take it. The
+    limit is checked as every store checks it (``contract.check_limit``)."""
+    check_limit(limit)
+    if limit is None:
+        return items
+    return items[max(0, len(items) - limit) :] if limit else []
 
 
 def library_versions(*distributions: str) -> str:

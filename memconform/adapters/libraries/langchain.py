@@ -73,7 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from memconform.adapters.faults import batch_row_pause
-from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.values import Message
 
 __all__ = [
@@ -102,11 +102,6 @@ _ROLE_OF_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool":
 
 
 # -- URLs ------------------------------------------------------------------------------
-
-
-def _url_path(url: str, scheme: str) -> str:
-    """The path of ``<scheme>:///path`` (see :func:`file_path`)."""
-    return file_path(url, scheme)
 
 
 def thread_file_name(thread_id: str) -> str:
@@ -158,17 +153,6 @@ def from_langchain(native: Any) -> Message:
     return Message.from_json({"id": native.id, "role": role, "text": content, **data})
 
 
-def _window(messages: list[Message], limit: int | None) -> list[Message]:
-    if limit is None:
-        return messages
-    return messages[max(0, len(messages) - limit) :] if limit else []
-
-
-def _check_limit(limit: int | None) -> None:
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-
-
 # -- langchain+sql ---------------------------------------------------------------------
 
 
@@ -209,9 +193,7 @@ class LangChainSQLStore:
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """The ``messages`` property, converted, newest ``limit`` by slicing."""
-        _check_limit(limit)
-        stored = [from_langchain(m) for m in self._history(thread_id).messages]
-        return _window(stored, limit)
+        return newest([from_langchain(m) for m in self._history(thread_id).messages], limit)
 
     def close(self) -> None:
         """Release the engine's connections; the file keeps what was committed."""
@@ -228,7 +210,7 @@ def _row_point(mapper: Any, connection: Any, target: Any) -> None:
 def open_sql_history(url: str) -> LangChainSQLStore:
     """``langchain+sql:///path.db``: ``SQLChatMessageHistory`` on ``sqlite:///path.db``
     (the file and its folders are created when absent)."""
-    path = _url_path(url, "langchain+sql")
+    path = file_path(url, "langchain+sql")
     require("langchain_community.chat_message_histories", _EXTRA)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return LangChainSQLStore(path)
@@ -274,9 +256,7 @@ class LangChainFileStore:
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """The ``messages`` property, converted, newest ``limit`` by slicing."""
-        _check_limit(limit)
-        stored = [from_langchain(m) for m in self._history(thread_id).messages]
-        return _window(stored, limit)
+        return newest([from_langchain(m) for m in self._history(thread_id).messages], limit)
 
     def close(self) -> None:
         """Nothing to release: every call opens and closes the thread's file."""
@@ -285,7 +265,7 @@ class LangChainFileStore:
 def open_file_history(url: str) -> LangChainFileStore:
     """``langchain+file:///dir``: ``FileChatMessageHistory`` files in ``dir``
     (created when absent)."""
-    path = _url_path(url, "langchain+file")
+    path = file_path(url, "langchain+file")
     require("langchain_community.chat_message_histories", _EXTRA)
     Path(path).mkdir(parents=True, exist_ok=True)
     return LangChainFileStore(path)

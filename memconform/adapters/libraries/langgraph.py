@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Any
 
 from memconform.adapters.contract import Capability
-from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.values import Fact, JSONValue, Message, freeze_json
 
 __all__ = ["SCHEME", "LangGraphSQLiteStore", "langgraph_path", "open_langgraph_sqlite"]
@@ -210,13 +210,9 @@ class LangGraphSQLiteStore:
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """The thread's ``messages`` in its latest checkpoint; the newest ``limit``."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
         snapshot = self._graph.get_state(self._config(thread_id))
         stored: list[Any] = list(snapshot.values.get("messages", []))
-        if limit is not None:
-            stored = stored[max(0, len(stored) - limit) :] if limit else []
-        return [_from_langchain(item) for item in stored]
+        return [_from_langchain(item) for item in newest(stored, limit)]
 
     # -- knowledge ----------------------------------------------------------------------
 

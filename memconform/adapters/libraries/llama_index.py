@@ -76,7 +76,7 @@ from typing import Any
 
 from memconform.adapters.contract import Capability, StoreError
 from memconform.adapters.faults import batch_row_pause
-from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.values import Message
 
 __all__ = ["SCHEME", "TABLE", "LlamaIndexChatStore", "open_sqlalchemy_chat_store"]
@@ -169,12 +169,8 @@ class LlamaIndexChatStore:
 
     async def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """``get_messages``; a window is the last ``limit`` messages of the thread."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
         chats = await self.chat_store.get_messages(thread_id)
-        if limit is not None:
-            chats = chats[max(len(chats) - limit, 0) :]
-        return [message_from_chat(chat) for chat in chats]
+        return [message_from_chat(chat) for chat in newest(list(chats), limit)]
 
 
 def open_sqlalchemy_chat_store(url: str) -> LlamaIndexChatStore:
