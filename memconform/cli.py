@@ -284,8 +284,14 @@ def _pytest_args(
 
     suite = Path(steps.__file__).resolve().parent / "suite.py"
     checks = Path(properties.__file__).resolve().parent / "checks.py"
+    # Run from a checkout of the kit with the kit installed elsewhere, ``python -m``
+    # would import the checkout's package ahead of the installed one: keep the
+    # working directory off sys.path then (-P), and only then, since a vendor's
+    # ``module:factory`` store usually lives there.
+    here = Path.cwd() / "memconform" / "__init__.py"
+    shadowed = here.is_file() and here.resolve().parent != suite.parent.parent
     argv = [
-        sys.executable, "-m", "pytest", str(suite), str(checks),
+        sys.executable, *(["-P"] if shadowed else []), "-m", "pytest", str(suite), str(checks),
         "-p", "no:cacheprovider", "--rootdir", str(outcomes.parent), "-c", os.devnull,
         "--strict-markers", "-W", "error",
         "--memconform-outcomes", str(outcomes), "--memconform-timeout", str(args.timeout),
