@@ -5,8 +5,10 @@ code    meaning
 ======  =====================================================================
 0       conformant: nothing failed (``warn``, ``xfail``, ``unsupported`` and
         ``not-scored`` rules are shown in the report but do not fail the gate)
-1       non-conformant: a ``fail``, a ``stale`` baseline entry, or an
-        incomplete report (a scored rule that did not run proves nothing)
+1       non-conformant: a ``fail``, a ``stale`` baseline entry, an
+        ``inconclusive`` MUST rule (claimed, but the kit could not exercise
+        it: its class is not achieved), or an incomplete report (a scored
+        rule that did not run proves nothing)
 3       adapter error: a rule's verdict is ``error`` (the store or runtime
         broke the contract itself)
 4       kit error: the kit crashed in a scenario, or outcomes name rules the
@@ -17,6 +19,15 @@ code    meaning
 When several apply, the highest-ranked wins in the order 4, 3, 1: a kit bug
 makes every other verdict of the run suspect, and an adapter error makes the
 failures around it suspect.
+
+Why ``inconclusive`` exits 1 and has no code of its own: the gate answers
+"are the claimed classes achieved?", and a claimed class holding a MUST rule
+the kit could not exercise is not; exit 0 would publish "conformant" for a
+promise nobody checked. It is the same reasoning that makes a ``not-run``
+rule exit 1, and a CI job needs no new number to stay safe. The report, the
+JUnit ``type`` and the console name the verdict, so the two are told apart
+there. An ``inconclusive`` SHOULD or MAY rule does not change the code: at
+worst it hides a ``warn``, which does not fail the gate either.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ __all__ = [
     "EXIT_NONCONFORMANT",
     "EXIT_OK",
     "EXIT_USAGE",
+    "NOT_SHOWN_TO_HOLD",
     "code_for",
     "exit_code",
 ]
@@ -41,18 +53,24 @@ EXIT_ADAPTER = 3
 EXIT_KIT = 4
 EXIT_USAGE = 5
 
+NOT_SHOWN_TO_HOLD = frozenset({"inconclusive"})
+"""Verdicts of a claimed rule the run could not show to hold: on a MUST rule they
+fail the gate as a ``fail`` does (see the module text)."""
+
 
 def code_for(rules: Iterable[RuleResult], kit_error: bool, complete: bool) -> int:
     """The exit code for these rule verdicts."""
     verdicts = set()
+    unproven = False
     for rule in rules:
         kit_error = kit_error or rule.kit_error
         verdicts.add(rule.verdict)
+        unproven = unproven or (rule.verdict in NOT_SHOWN_TO_HOLD and rule.level == "MUST")
     if kit_error:
         return EXIT_KIT
     if "error" in verdicts:
         return EXIT_ADAPTER
-    if verdicts & {"fail", "stale"} or not complete:
+    if verdicts & {"fail", "stale"} or unproven or not complete:
         return EXIT_NONCONFORMANT
     return EXIT_OK
 

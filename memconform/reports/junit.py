@@ -6,6 +6,10 @@ text, with ``classname`` the profile. ``fail`` and ``stale`` are
 report is incomplete, and the exit code says so too), ``unsupported``,
 ``xfail`` and ``not-scored`` are ``<skipped>`` with the reason; ``warn`` is a
 passing testcase whose ``verdict`` property and output say what was broken.
+``inconclusive`` follows the exit code: on a MUST rule a ``<failure>`` of
+``type="inconclusive"`` (the rule was claimed and not shown to hold), on a
+SHOULD or MAY rule a ``<skipped>`` naming it. Every ``<failure>`` carries the
+verdict as its ``type``.
 Passing rules carry only their properties (the evidence is in results.json).
 Every text is escaped with ``xml.sax.saxutils`` (``escape`` for element text,
 ``quoteattr`` for attributes), then the whole document goes
@@ -20,6 +24,7 @@ import json
 from xml.sax.saxutils import escape, quoteattr
 
 from memconform.reports.escaping import display_document
+from memconform.reports.exitcode import NOT_SHOWN_TO_HOLD
 from memconform.reports.results import Results, RuleResult
 
 __all__ = ["render_junit"]
@@ -57,6 +62,18 @@ def _details(rule: RuleResult) -> str:
     return "\n".join(lines)
 
 
+def _unproven_must(rule: RuleResult) -> bool:
+    return rule.verdict in NOT_SHOWN_TO_HOLD and rule.level == "MUST"
+
+
+def _failed(rule: RuleResult) -> bool:
+    return rule.verdict in _FAILURE or _unproven_must(rule)
+
+
+def _skipped(rule: RuleResult) -> bool:
+    return not _failed(rule) and (rule.verdict in _SKIPPED or rule.verdict in NOT_SHOWN_TO_HOLD)
+
+
 def _testcase(rule: RuleResult) -> list[str]:
     lines = [
         "    <testcase"
@@ -69,12 +86,12 @@ def _testcase(rule: RuleResult) -> list[str]:
     ]
     message = f"{rule.verdict}: {rule.reason}"
     pad = "      "
-    if rule.verdict in _FAILURE:
+    if _failed(rule):
         lines.append(_element("failure", _details(rule), pad, message=message, type=rule.verdict))
     elif rule.verdict == "error":
         kind = "kit-error" if rule.kit_error else "adapter-error"
         lines.append(_element("error", _details(rule), pad, message=message, type=kind))
-    elif rule.verdict in _SKIPPED:
+    elif _skipped(rule):
         lines.append(_element("skipped", None, pad, message=message))
     elif rule.verdict == "warn":
         lines.append(_element("system-out", _details(rule), pad))
@@ -93,9 +110,9 @@ def render_junit(results: Results) -> bytes:
     for profile, rules in profiles.items():
         counts = {
             "tests": len(rules),
-            "failures": sum(1 for r in rules if r.verdict in _FAILURE),
+            "failures": sum(1 for r in rules if _failed(r)),
             "errors": sum(1 for r in rules if r.verdict == "error"),
-            "skipped": sum(1 for r in rules if r.verdict in _SKIPPED),
+            "skipped": sum(1 for r in rules if _skipped(r)),
         }
         for key in totals:
             totals[key] += counts[key]

@@ -39,6 +39,7 @@ __all__ = [
     "EVIDENCE_OUTCOMES",
     "FORMAT",
     "OUTCOMES",
+    "READABLE_FORMATS",
     "VERDICTS",
     "BaselineUse",
     "ClassResult",
@@ -52,15 +53,20 @@ __all__ = [
     "totals_of",
 ]
 
-FORMAT = "memconform-results/1"
+FORMAT = "memconform-results/2"
 """The value of ``format`` in every results file this kit writes."""
 
+READABLE_FORMATS = ("memconform-results/1", FORMAT)
+"""Formats this kit reads: version 1 files hold a subset of version 2's verdicts
+and outcomes and are read as they are (writing them again writes version 2)."""
+
 VERDICTS = (
-    "pass", "fail", "warn", "unsupported", "xfail", "stale", "error", "not-run", "not-scored",
+    "pass", "fail", "warn", "inconclusive", "unsupported", "xfail", "stale", "error",
+    "not-run", "not-scored",
 )
 """Every verdict, in the order reports list them."""
 
-OUTCOMES = ("passed", "failed", "error", "unsupported", "skipped", "crashed")
+OUTCOMES = ("passed", "failed", "error", "unsupported", "inconclusive", "skipped", "crashed")
 """Scenario outcomes as the pytest plugin records them."""
 
 EVIDENCE_OUTCOMES = ("failed", "error", "crashed")
@@ -559,8 +565,10 @@ def _header(data: Any) -> dict[str, Any]:
 
 
 def _parse(data: Any) -> Results:
-    if isinstance(data, dict) and data.get("format") != FORMAT:
-        raise ResultsError(f"results.format: {data.get('format')!r} is not {FORMAT!r}")
+    if isinstance(data, dict) and data.get("format") not in READABLE_FORMATS:
+        raise ResultsError(
+            f"results.format: {data.get('format')!r} is not one of {', '.join(READABLE_FORMATS)}"
+        )
     top = _Reader(data, "results", _TOP_KEYS, also=("footer",))
     header = _header(data["header"])
     catalogue_size = header["catalogue"]["rules"]

@@ -20,7 +20,8 @@ Conformance classes are ``core`` plus one per capability; a rule belongs to
 the class of the capability it needs (``core`` when none). Claimed classes
 are ``core`` and the declared capabilities. A claimed class is achieved when
 it has scored rules that ran and every such MUST rule passes (``unsupported``
-ones excepted: they could not be judged). When a stated selection left out
+ones excepted: they could not be judged; an ``inconclusive`` MUST rule is
+judged and did not pass, so its class is not achieved). When a stated selection left out
 some of the class's rules for the run's subject, the class is at most
 ``partial``: a partial run never claims a class. Nothing here reads the clock.
 """
@@ -225,6 +226,11 @@ def _judge(rule: Rule, scenarios: Sequence[ScenarioEvidence]) -> tuple[str, str,
         what = _one_line(s.message.split("\n", 1)[0]) if s.message else "a check failed"
         where = f"{counts['failed']} of {n} scenarios; first “{s.scenario}”"
         return verdict, f"{broken} broken in {where}: {what}", False
+    if counts["inconclusive"]:
+        s = _first(scenarios, "inconclusive")
+        why = _one_line(s.message) or "the kit could not exercise the rule"
+        where = f"{counts['inconclusive']} of {n} scenarios; first “{s.scenario}”"
+        return "inconclusive", f"claimed, but not exercised in {where}: {why}", False
     if counts["passed"]:
         extra = f" ({counts['unsupported']} unsupported)" if counts["unsupported"] else ""
         plural = "" if counts["passed"] == 1 else "s"

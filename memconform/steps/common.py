@@ -4,7 +4,10 @@ and transcript tables.
 A step that finds a broken rule raises :class:`Mismatch` (an ``AssertionError``)
 with what was expected and what was observed; the kit puts both into the
 rule's evidence. A scenario needing a capability the store declares absent
-calls :func:`require_capability`, which ends it as ``unsupported``.
+calls :func:`require_capability`, which ends it as ``unsupported``. A scenario
+whose rule is claimed but which the kit could not exercise (a kill that never
+landed while a write was in flight, a fault it could not inject) calls
+:func:`inconclusive`: never a pass, and the rule's class is not achieved.
 """
 
 from __future__ import annotations
@@ -17,15 +20,18 @@ import pytest
 from memconform.values import Message
 
 __all__ = [
+    "INCONCLUSIVE_PREFIX",
     "UNSUPPORTED_PREFIX",
     "Mismatch",
     "expect_equal",
+    "inconclusive",
     "require_capability",
     "transcript_table",
     "unsupported",
 ]
 
 UNSUPPORTED_PREFIX = "unsupported: "
+INCONCLUSIVE_PREFIX = "inconclusive: "
 
 
 class Mismatch(AssertionError):
@@ -53,6 +59,13 @@ def _render(value: Any) -> str:
 def unsupported(reason: str) -> NoReturn:
     """End the scenario as ``unsupported`` with ``reason``."""
     pytest.skip(UNSUPPORTED_PREFIX + reason)
+
+
+def inconclusive(reason: str) -> NoReturn:
+    """End the scenario as ``inconclusive``: the rule is claimed, but the kit could
+    not exercise it here; ``reason`` says what was missing (it is shown as the
+    verdict's reason)."""
+    pytest.skip(INCONCLUSIVE_PREFIX + reason)
 
 
 def require_capability(capabilities: Iterable[str], capability: str) -> None:

@@ -35,7 +35,7 @@ from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
 from memconform.simulator.runtime import Runtime, Simulator
-from memconform.steps.common import UNSUPPORTED_PREFIX
+from memconform.steps.common import INCONCLUSIVE_PREFIX, UNSUPPORTED_PREFIX
 from memconform.timeline import Timeline
 
 RULE_TAG = re.compile(r"^(SP|SW|TU|CA|PS|ST)-\d{3}$")
@@ -213,6 +213,8 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
             reason = str(report.longrepr[2]).removeprefix("Skipped: ")
         if reason.startswith(UNSUPPORTED_PREFIX):
             return "unsupported", reason.removeprefix(UNSUPPORTED_PREFIX)
+        if reason.startswith(INCONCLUSIVE_PREFIX):
+            return "inconclusive", reason.removeprefix(INCONCLUSIVE_PREFIX)
         return "skipped", reason
     exc = _first_exception(call)
     chain = exc

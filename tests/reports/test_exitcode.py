@@ -55,3 +55,11 @@ def test_the_footer_records_the_same_code() -> None:
     )
     assert results.footer is not None
     assert results.footer.exit_code == exit_code(results) == 1
+
+
+def test_an_inconclusive_must_rule_is_1_never_conformant() -> None:
+    assert _code(outcome(["ST-001"], "inconclusive", name="kill")) == 1
+
+
+def test_an_inconclusive_should_rule_alone_is_0_like_a_warn() -> None:
+    assert _code(outcome(["ST-003"], "inconclusive", name="weak")) == 0

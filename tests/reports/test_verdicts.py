@@ -37,6 +37,11 @@ def test_every_catalogue_rule_has_an_entry_in_catalogue_order() -> None:
         (["error", "crashed"], "MUST", "error"),
         (["unsupported"], "MUST", "unsupported"),
         (["passed", "unsupported"], "MUST", "pass"),
+        (["inconclusive"], "MUST", "inconclusive"),
+        (["passed", "inconclusive"], "MUST", "inconclusive"),
+        (["inconclusive", "unsupported"], "MUST", "inconclusive"),
+        (["inconclusive", "failed"], "MUST", "fail"),
+        (["inconclusive", "error"], "MUST", "error"),
         (["skipped"], "MUST", "not-run"),
         ([], "MUST", "not-run"),
     ],
@@ -226,3 +231,20 @@ def test_the_header_is_redacted_again_and_normalised() -> None:
 def test_an_unknown_subject_is_refused() -> None:
     with pytest.raises(ValueError, match="subject"):
         build_results([], catalogue(), header(subject="everything"))
+
+
+def test_an_inconclusive_must_rule_says_why_and_its_class_is_not_achieved() -> None:
+    records = [
+        *store_outcomes(),
+        outcome(["ST-001"], "inconclusive", name="kill",
+                message="no kill landed while an append was in flight"),
+    ]
+    results = build_results(records, catalogue(), header())
+    rule = _by_id(results)["ST-001"]
+    assert rule.verdict == "inconclusive"
+    assert "no kill landed while an append was in flight" in rule.reason
+    assert "“kill”" in rule.reason
+    core = next(c for c in results.classes if c.name == "core")
+    assert core.status == "not-achieved"
+    assert (core.must_total, core.must_passed) == (1, 0)
+    assert "core" not in results.achieved

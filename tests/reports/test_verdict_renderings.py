@@ -1,0 +1,83 @@
+"""Each verdict beyond pass and fail in every rendering: results.json (valid
+against the schema, read back unchanged), report.html, JUnit XML, the badge and
+the comparison page."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from memconform.reports import build_results, load_results, write_comparison, write_reports
+from memconform.reports.results import Results
+from memconform.resources import spec_dir
+from tests.reports.factory import catalogue, header, outcome, store_outcomes
+
+SCHEMA = json.loads((spec_dir() / "schemas" / "results.schema.json").read_text("utf-8"))
+
+
+def _written(results: Results, folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in write_reports(results, folder)}
+
+
+def _case(junit: bytes, rule_id: str) -> ET.Element:
+    root = ET.fromstring(junit)
+    return next(c for c in root.iter("testcase") if c.get("name", "").startswith(rule_id))
+
+
+def _inconclusive(**head: Any) -> Results:
+    records = [
+        *store_outcomes(),
+        outcome(["ST-001"], "inconclusive", name="kill during append",
+                message="no kill landed while an append was in flight (0 of 5)"),
+        outcome(["ST-003"], "inconclusive", name="weak",
+                message="the fault could not be injected"),
+    ]
+    return build_results(records, catalogue(), header(**head))
+
+
+def test_inconclusive_in_json_html_junit_badge_and_comparison(tmp_path: Path) -> None:
+    results = _inconclusive()
+    files = _written(results, tmp_path)
+    data = json.loads(files["results.json"])
+    assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data)) == []
+    rules = {r["id"]: r for r in data["rules"]}
+    assert rules["ST-001"]["verdict"] == "inconclusive"
+    assert "0 of 5" in rules["ST-001"]["reason"]
+    assert rules["ST-001"]["scenarios"][0]["outcome"] == "inconclusive"
+    assert data["footer"]["totals"]["inconclusive"] == 2
+    assert data["footer"]["exit_code"] == 1
+    assert "core" not in data["conformance"]["achieved"]
+    assert load_results(tmp_path / "results.json").to_json() == results.to_json()
+
+    page = files["report.html"].decode()
+    assert '<tr id="rule-ST-001" data-verdict="inconclusive">' in page
+    assert "2 inconclusive" in page
+    assert "Exit code 1" in page
+
+    must = _case(files["junit.xml"], "ST-001").find("failure")
+    assert must is not None
+    assert must.get("type") == "inconclusive"
+    should = _case(files["junit.xml"], "ST-003").find("skipped")
+    assert should is not None
+    assert (should.get("message") or "").startswith("inconclusive: ")
+
+    badge = files["badge.svg"].decode()
+    assert "errors · MUST" in badge
+    assert "core" not in badge
+
+    compare = write_comparison([results], tmp_path / "cmp").read_text(encoding="utf-8")
+    assert "v-inconclusive" in compare
+
+
+def test_a_version_1_file_is_still_read(tmp_path: Path) -> None:
+    data = build_results(store_outcomes(), catalogue(), header()).to_json()
+    data["format"] = "memconform-results/1"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    loaded = load_results(path)
+    assert loaded.complete
+    assert loaded.to_json()["format"] == "memconform-results/2"
