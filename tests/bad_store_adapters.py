@@ -64,7 +64,7 @@ class UnlockedFileStore:
     It keeps every single-process promise, but two processes appending at once
     lose each other's batches. It calls the kit's row point between reading
     the file and writing it back, so the concurrency check can hold it there.
-    The file is named by the environment variable ``MEMCONFORM_TEST_FILE_STORE``.
+    The file is named by the URL's query: ``…:unlocked_file_store?path=FILE``.
     """
 
     capabilities = frozenset({"durable", "concurrent-writers", "atomic-batch"})
@@ -113,11 +113,9 @@ class UnlockedFileStore:
         return got[len(got) - limit :] if limit else []
 
 
-def unlocked_file_store() -> object:
-    """The :class:`UnlockedFileStore` in ``$MEMCONFORM_TEST_FILE_STORE``."""
-    import os
-
-    return UnlockedFileStore(os.environ["MEMCONFORM_TEST_FILE_STORE"])
+def unlocked_file_store(path: str) -> object:
+    """The :class:`UnlockedFileStore` in the file ``path``."""
+    return UnlockedFileStore(path)
 
 
 class _CoreOnly(MemoryStore):
@@ -166,8 +164,6 @@ class _RefusingFileStore(UnlockedFileStore):
             raise StoreError("the session changed under this writer")
 
 
-def refusing_file_store() -> object:
-    """The :class:`_RefusingFileStore` in ``$MEMCONFORM_TEST_FILE_STORE``."""
-    import os
-
-    return _RefusingFileStore(os.environ["MEMCONFORM_TEST_FILE_STORE"])
+def refusing_file_store(path: str) -> object:
+    """The :class:`_RefusingFileStore` in the file ``path``."""
+    return _RefusingFileStore(path)

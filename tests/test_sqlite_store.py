@@ -151,11 +151,8 @@ def test_multi_process_checks_pass_on_sqlite(tmp_path: Path, db: SQLiteStore) ->
 
 
 @pytest.mark.slow
-def test_concurrency_check_rejects_an_unlocked_file_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("MEMCONFORM_TEST_FILE_STORE", str(tmp_path / "unlocked.json"))
-    url = "tests.bad_store_adapters:unlocked_file_store"
+def test_concurrency_check_rejects_an_unlocked_file_store(tmp_path: Path) -> None:
+    url = f"tests.bad_store_adapters:unlocked_file_store?path={tmp_path / 'unlocked.json'}"
     result = check_concurrent_writers(url, "c", writers=2, batches=2)
     assert not result.passed
     assert "lost acknowledged" in result.evidence
@@ -192,10 +189,9 @@ def test_check_reports_an_adapter_error_when_the_store_cannot_open(tmp_path: Pat
 
 @pytest.mark.slow
 def test_a_store_refusing_the_writers_fails_the_check_without_an_adapter_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("MEMCONFORM_TEST_FILE_STORE", str(tmp_path / "refusing.json"))
-    url = "tests.bad_store_adapters:refusing_file_store"
+    url = f"tests.bad_store_adapters:refusing_file_store?path={tmp_path / 'refusing.json'}"
     result = check_durable(url, "d", capabilities={"durable"})
     assert not result.passed
     assert result.adapter_error is None

@@ -2,8 +2,9 @@
 atomic-batch.
 
 Each check takes a store URL and a thread id (unique to the caller), starts
-child processes that open the store by that URL (``python -m
-memconform.adapters.contract_checks JOB``), and judges what a *fresh* process
+fresh processes (:mod:`memconform.adapters.fresh_process`: the kit's import
+path as an argument, no environment but ``PATH``) that open the store by that
+URL (``memconform.adapters.contract_checks JOB``), and judges what a *fresh* process
 reads back. A store named ``memory://`` has nothing to share between
 processes and does not declare these capabilities.
 
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.adapters.faults import PAUSE_ENV, pause_env_value
+from memconform.adapters.fresh_process import fresh_environment, python_command
 
 __all__ = [
     "CheckResult",
@@ -87,29 +89,20 @@ class _ChildError(Exception):
 # -- the parent side ----------------------------------------------------------------------
 
 
-def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop(PAUSE_ENV, None)
-    paths = [p for p in sys.path if p and os.path.isdir(p)]
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *paths])
-    if extra:
-        env.update(extra)
-    return env
-
-
 def _spawn(
     job: Mapping[str, Any],
     *,
     extra_env: Mapping[str, str] | None = None,
     pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[str]:
+    """A fresh process (:mod:`memconform.adapters.fresh_process`) doing ``job``."""
     return subprocess.Popen(
-        [sys.executable, "-m", "memconform.adapters.contract_checks", json.dumps(job)],
+        python_command("memconform.adapters.contract_checks", json.dumps(job)),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(extra_env),
+        env=fresh_environment(extra=extra_env),
         pass_fds=tuple(pass_fds),
     )
 

@@ -3,7 +3,9 @@
 ``open_store(url)`` resolves ``memory://``, ``sqlite:///path``,
 ``postgresql://…``, ``redis://…``, ``stdio:<command>``, ``module:factory``
 (a vendor's Python adapter: ``package.module:callable``, called with the URL's
-query as keyword arguments) and any scheme another package registers in the
+query as keyword arguments, each value a string:
+``pkg.mod:open_store?path=/tmp/s.db&mode=wal`` calls
+``open_store(path="/tmp/s.db", mode="wal")``) and any scheme another package registers in the
 ``memconform.stores`` entry-point group (the entry point names the scheme and
 points at a callable taking the URL).
 """
@@ -14,9 +16,15 @@ import importlib
 import re
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["BUILTIN_SCHEMES", "StoreURLError", "open_store", "redact_url"]
+__all__ = [
+    "BUILTIN_SCHEMES",
+    "StoreURLError",
+    "factory_arguments",
+    "open_store",
+    "redact_url",
+]
 
 BUILTIN_SCHEMES: dict[str, str] = {
     "memory": "memconform.adapters.memory:open_memory",
@@ -39,7 +47,7 @@ BUILTIN_SCHEMES: dict[str, str] = {
 }
 """Scheme → ``module:callable`` taking the URL and returning a store."""
 
-_MODULE_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_MODULE_FACTORY = re.compile(r"^(?P<target>[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)(?:\?(?P<query>.*))?$")
 
 
 class StoreURLError(ValueError):
@@ -71,10 +79,29 @@ def _load(target: str) -> Callable[..., object]:
     return obj
 
 
+def factory_arguments(query: str) -> dict[str, str]:
+    """The keyword arguments a ``module:factory?query`` URL passes: each
+    ``key=value`` pair (percent-decoded), a key given twice being an error."""
+    pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    kwargs: dict[str, str] = {}
+    for key, value in pairs:
+        if not key.isidentifier():
+            raise StoreURLError(f"query parameter {key!r} is not a keyword argument name")
+        if key in kwargs:
+            raise StoreURLError(f"query parameter {key!r} is given twice")
+        kwargs[key] = value
+    return kwargs
+
+
 def open_store(url: str) -> object:
     """Open the store named by ``url``; raises :class:`StoreURLError` when it cannot."""
-    if _MODULE_FACTORY.match(url) and not url.startswith(("stdio:", "memory:")):
-        return _load(url)()
+    named = _MODULE_FACTORY.match(url)
+    if named and not url.startswith(("stdio:", "memory:")):
+        try:
+            kwargs = factory_arguments(named["query"] or "")
+        except ValueError as exc:
+            raise StoreURLError(f"bad query in {redact_url(url)}: {exc}") from None
+        return _load(named["target"])(**kwargs)
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if not scheme:
         raise StoreURLError(f"not a store URL: {url!r} (try memory:// or sqlite:///path.db)")

@@ -8,18 +8,18 @@ execution builds a script (``memconform.script/1``, profile
 :func:`memconform.simulator.runtime.observe`, so every store call lands on the
 scenario's timeline.
 
-Fresh-process steps start ``python -m memconform.simulator.job_resume`` with
-an environment holding only ``PATH`` (and ``TMPDIR`` pointing at a new empty
-folder), in a new working directory, and read its observation from stdout.
+Fresh-process steps start ``memconform.simulator.job_resume`` in a fresh
+process (:mod:`memconform.adapters.fresh_process`): the kit's import path
+passed as an argument, an environment holding only ``PATH`` (and ``TMPDIR``
+pointing at a new empty folder), a new working directory; they read its
+observation from stdout.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +30,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from memconform.adapters.contract import ConflictError
+from memconform.adapters.fresh_process import fresh_environment, python_command
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.simulator.environment import Clock
 from memconform.simulator.persisted_state import (
@@ -382,10 +383,9 @@ def _fresh_process(
         workdir, tmp = root / "work", root / "tmp"
         workdir.mkdir()
         tmp.mkdir()
-        command = [
-            sys.executable, "-m", "memconform.simulator.job_resume",
-            "--store", world_state.store_url, *args,
-        ]
+        command = python_command(
+            "memconform.simulator.job_resume", "--store", world_state.store_url, *args
+        )
         if world is not None:
             world_file = root / "world.json"
             world_file.write_text(json.dumps(world), encoding="utf-8")
@@ -394,9 +394,8 @@ def _fresh_process(
             command += ["--mutant", world_state.mutant]
         if world_state.runtime_target:
             command += ["--runtime", world_state.runtime_target]
-        env = {"PATH": os.environ.get("PATH", ""), "TMPDIR": str(tmp)}
         proc = subprocess.run(
-            command, cwd=workdir, env=env, capture_output=True, text=True,
+            command, cwd=workdir, env=fresh_environment(tmp), capture_output=True, text=True,
             timeout=FRESH_PROCESS_TIMEOUT, check=False,
         )
     if proc.returncode == 3:

@@ -1,0 +1,93 @@
+"""Store URLs naming a vendor's factory, and the fresh processes that open them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memconform.adapters.fresh_process import fresh_environment, python_command
+from memconform.adapters.registry import StoreURLError, factory_arguments, open_store
+from tests.bad_store_adapters import UnlockedFileStore
+from tests.mutant_harness import run_suite
+
+
+def test_query_parameters_become_keyword_arguments(tmp_path: Path) -> None:
+    target = tmp_path / "a b%.json"
+    store = open_store(
+        f"tests.bad_store_adapters:unlocked_file_store?path={str(target).replace('%', '%25')}"
+    )
+    assert isinstance(store, UnlockedFileStore)
+    assert store.path == str(target)
+
+
+def test_factory_arguments_are_text_and_named_once() -> None:
+    assert factory_arguments("") == {}
+    assert factory_arguments("a=1&b=&c=x%2Fy") == {"a": "1", "b": "", "c": "x/y"}
+    with pytest.raises(StoreURLError, match="twice"):
+        factory_arguments("a=1&a=2")
+    with pytest.raises(StoreURLError, match="keyword"):
+        factory_arguments("not-a-name=1")
+
+
+def test_a_bad_query_is_a_url_error() -> None:
+    with pytest.raises(StoreURLError, match="twice"):
+        open_store("tests.bad_store_adapters:unlocked_file_store?path=a&path=b")
+    with pytest.raises(StoreURLError, match="bad query"):
+        open_store("tests.bad_store_adapters:unlocked_file_store?path")
+
+
+def test_a_fresh_process_gets_the_import_path_and_only_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "fresh_probe.py").write_text(
+        "import json, os, sys\n"
+        "print(json.dumps({'env': sorted(os.environ), 'argv': sys.argv[1:],"
+        " 'path': sys.path}))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("MEMCONFORM_SECRET_OF_THE_PARENT", "x")
+    command = python_command("fresh_probe", "--flag", import_path=[str(tmp_path)])
+    done = subprocess.run(
+        command, env=fresh_environment(tmp_path), capture_output=True, text=True, check=True
+    )
+    seen = json.loads(done.stdout)
+    assert seen["argv"] == ["--flag"]
+    assert seen["path"][0] == str(tmp_path)
+    assert set(seen["env"]) <= {"PATH", "TMPDIR", "LC_CTYPE"}
+
+
+_VENDOR = textwrap.dedent(
+    '''
+    """A correct store outside the kit, importable only through PYTHONPATH."""
+    from memconform.adapters.sqlite import SQLiteStore
+
+
+    def open_vendor_store(path: str) -> SQLiteStore:
+        return SQLiteStore(path)
+    '''
+)
+
+
+@pytest.mark.slow
+def test_a_store_importable_only_through_pythonpath_passes_the_fresh_process_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    (vendor / "memconform_vendor_store.py").write_text(_VENDOR, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(vendor))
+    url = f"memconform_vendor_store:open_vendor_store?path={tmp_path / 'vendor.db'}"
+    outcomes = run_suite(
+        "tests/features/test_persisted_state.py", tmp_path / "ps", "--store", url,
+        "-m", "PS-031",
+    )
+    outcomes += run_suite(
+        "tests/features/test_store.py", tmp_path / "st", "--store", url, "-m", "ST-032",
+    )
+    assert {r for o in outcomes for r in o["rules"]} >= {"PS-031", "ST-032"}
+    assert [(o["rules"], o["outcome"], o["message"]) for o in outcomes if
+            o["outcome"] != "passed"] == []
