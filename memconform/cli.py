@@ -8,6 +8,7 @@ Exit codes are the kit's own, never passed through from pytest or argparse:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -30,6 +31,9 @@ EXIT_NONCONFORMANT = 1
 EXIT_ADAPTER = 3
 EXIT_KIT = 4
 EXIT_USAGE = 5
+
+COVERAGE_HTML = "coverage-html"
+"""The folder, beside report.html, of coverage.py's own report with the source."""
 
 
 class UsageError(Exception):
@@ -64,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--mutant", help="run against a deliberately broken store or runtime")
     run.add_argument("--jobs", type=int, default=1, help="parallel workers (pytest-xdist)")
     run.add_argument("--timeout", type=float, default=30.0, help="seconds per store call")
+    run.add_argument(
+        "--coverage", metavar="PACKAGE[,PACKAGE...]",
+        help="measure line and branch coverage of these packages (your adapter or runtime) "
+        "and which rules reached each line",
+    )
 
     report = sub.add_parser("report", help="re-render results, or compare several")
     report.add_argument("results", nargs="+", help="results.json files")
@@ -315,9 +324,21 @@ def _subject(args: argparse.Namespace) -> str:
     return "runtime" if args.runtime else "store" if args.store else "both"
 
 
+def _measured_packages(args: argparse.Namespace) -> tuple[str, ...]:
+    if args.coverage is None:
+        return ()
+    from memconform.measurement import package_names
+
+    try:
+        return package_names(args.coverage)
+    except ValueError as exc:
+        raise UsageError(f"--coverage: {exc}") from None
+
+
 def _run(args: argparse.Namespace) -> int:
     catalogue = load_catalogue()
     selection = _selection(args, catalogue)
+    measured = _measured_packages(args)
     if args.store and args.runtime:
         raise UsageError("judge one subject at a time: give --store or --runtime, not both")
     baseline = None
@@ -349,13 +370,21 @@ def _run(args: argparse.Namespace) -> int:
         outcomes_path = Path(tmp) / "outcomes.json"
         argv = _pytest_args(args, selection, outcomes_path)
         log_path = out_dir / "pytest.log"
+        env = None
+        if measured:
+            from memconform import measurement
+
+            data_dir = Path(tmp) / "coverage-data"
+            data_dir.mkdir()
+            spec = measurement.Measurement(measured, str(data_dir))
+            env = {**os.environ, measurement.ENVIRONMENT: spec.to_json()}
         if interactive:
             argv += ["-q"]
-            returncode = subprocess.run(argv, check=False).returncode
+            returncode = subprocess.run(argv, check=False, env=env).returncode
             log_path.write_text("(shown on the terminal)\n", encoding="utf-8")
         else:
             argv += ["-q", "--no-header", "-p", "no:warnings"]
-            proc = subprocess.run(argv, check=False, capture_output=True, text=True)
+            proc = subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
             log_path.write_text(proc.stdout + proc.stderr, encoding="utf-8")
             returncode = proc.returncode
         if not outcomes_path.exists() or returncode not in (0, 1):
@@ -366,6 +395,9 @@ def _run(args: argparse.Namespace) -> int:
             )
             return EXIT_KIT
         outcomes = json.loads(outcomes_path.read_text(encoding="utf-8"))
+        coverage = None
+        if measured:
+            coverage = measurement.summarise(data_dir, measured, out_dir / COVERAGE_HTML)
     finished = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     subject = _subject(args)
     header = {
@@ -383,9 +415,20 @@ def _run(args: argparse.Namespace) -> int:
         "certify": bool(args.certify),
     }
     results = reports.build_results(outcomes, catalogue, header, baseline)
+    if coverage is not None:
+        results = dataclasses.replace(results, coverage=coverage)
     written = reports.write_reports(results, out_dir)
     code: int = reports.exit_code(results)
     _print_summary(results, written, code)
+    if coverage is not None:
+        totals = coverage["totals"]
+        print(
+            f"  coverage of {', '.join(measured)}: {totals['lines_covered']}/"
+            f"{totals['statements']} lines, {totals['branches_covered']}/"
+            f"{totals['branches']} branches"
+        )
+        if coverage["source_html"]:
+            print(f"  wrote {out_dir / COVERAGE_HTML} (your source: keep it private)")
     return code
 
 

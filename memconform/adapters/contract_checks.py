@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memconform import measurement
 from memconform.adapters.faults import PAUSE_ENV, pause_env_value
 from memconform.adapters.fresh_process import fresh_environment, python_command
 
@@ -96,6 +97,9 @@ def _spawn(
     pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[str]:
     """A fresh process (:mod:`memconform.adapters.fresh_process`) doing ``job``."""
+    measuring = measurement.child_argument()
+    if measuring is not None:
+        job = {**job, "coverage": measuring}
     return subprocess.Popen(
         python_command("memconform.adapters.contract_checks", json.dumps(job)),
         stdin=subprocess.DEVNULL,
@@ -132,6 +136,7 @@ def _finish(
             out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
+        measurement.note_killed(f"the {what} process (hung)")
         proc.communicate()
         raise _ChildError(
             "append", f"the {what} process did not finish within {timeout:g} s"
@@ -450,6 +455,7 @@ def check_atomic_batch(
         deterministic = _wait_reached(reached_r, timeout)
         if deterministic:
             proc.send_signal(signal.SIGKILL)
+            measurement.note_killed("the writer killed in the middle of a batch")
     finally:
         os.close(reached_r)
     proc.communicate()
@@ -471,6 +477,7 @@ def check_atomic_batch(
         )
         _first_line(proc, timeout)  # {"start": true}, written just before append
         proc.send_signal(signal.SIGKILL)
+        measurement.note_killed("the writer killed while appending a large batch")
         proc.communicate()
         thread, ids = f"{thread}-opaque", [f"k{i}" for i in range(big)]
         note = (
@@ -628,4 +635,6 @@ def _child(job: Mapping[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    _child(json.loads(sys.argv[1]))
+    _job_given = json.loads(sys.argv[1])
+    measurement.start_from_argument(_job_given.get("coverage"))
+    _child(_job_given)

@@ -31,9 +31,11 @@ from memconform.reports.results import VERDICTS, Results, RuleResult
 
 __all__ = [
     "EXIT_MEANINGS",
+    "branch_list",
     "element_text",
     "environment",
     "inline_asset",
+    "line_ranges",
     "render_html",
     "store_call_line",
 ]
@@ -86,6 +88,22 @@ def store_call_line(entry: Any) -> str:
     return line
 
 
+def line_ranges(lines: Sequence[int]) -> str:
+    """Line numbers as ranges: ``[3, 4, 5, 9]`` → ``3-5, 9`` (with an en dash)."""
+    runs: list[list[int]] = []
+    for line in sorted(lines):
+        if runs and line == runs[-1][1] + 1:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line])
+    return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def branch_list(branches: Sequence[Sequence[int]]) -> str:
+    """Branches as ``12→14``; a negative target leaves the function: ``20→exit``."""
+    return ", ".join(f"{a}→{b if b > 0 else 'exit'}" for a, b in branches)
+
+
 def inline_asset(name: str) -> tuple[str, str]:
     """(text, CSP source) of a bundled script or style sheet."""
     return _asset(name)
@@ -111,6 +129,8 @@ def environment() -> jinja2.Environment:
     )
     env.filters["call_line"] = store_call_line
     env.filters["element_text"] = element_text
+    env.filters["line_ranges"] = line_ranges
+    env.filters["branch_list"] = branch_list
     return env
 
 

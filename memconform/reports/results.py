@@ -12,7 +12,11 @@ has four parts:
   failing step, expected vs observed, the store calls made, and a one-line
   command re-running just that rule);
 - ``classes`` and ``conformance``: the conformance classes claimed and achieved;
-- ``footer``: totals per verdict and whether the report is complete.
+- ``footer``: totals per verdict and whether the report is complete;
+- ``coverage`` (only when the run measured code coverage, ``memconform run
+  --coverage``): per file of the code under test, lines and branches executed,
+  the lines no rule reached and the rules that reached the others (line
+  numbers only, never the source).
 
 Every catalogue rule has an entry, so totals always add up to the catalogue
 size: a rule the run does not judge has the verdict ``not-scored`` with the
@@ -277,6 +281,7 @@ class Results:
     baseline: dict[str, Any] | None
     footer: Footer | None
     problems: tuple[str, ...] = field(default=())
+    coverage: dict[str, Any] | None = None
 
     @property
     def complete(self) -> bool:
@@ -354,6 +359,8 @@ class Results:
         }
         if self.footer is not None:
             data["footer"] = self.footer.to_json()
+        if self.coverage is not None:
+            data["coverage"] = self.coverage
         return data
 
     @classmethod
@@ -569,7 +576,7 @@ def _parse(data: Any) -> Results:
         raise ResultsError(
             f"results.format: {data.get('format')!r} is not one of {', '.join(READABLE_FORMATS)}"
         )
-    top = _Reader(data, "results", _TOP_KEYS, also=("footer",))
+    top = _Reader(data, "results", _TOP_KEYS, also=("footer", "coverage"))
     header = _header(data["header"])
     catalogue_size = header["catalogue"]["rules"]
     selection = header["selection"]
@@ -583,6 +590,8 @@ def _parse(data: Any) -> Results:
             _baseline_use(entry, f"baseline.entries[{i}]")
     raw_footer = top.get("footer", dict)
     footer = None if raw_footer is None else _footer(raw_footer)
+    raw_coverage = top.get("coverage", dict)
+    coverage = None if raw_coverage is None else _coverage(raw_coverage)
 
     problems: list[str] = []
     if footer is None:
@@ -598,7 +607,56 @@ def _parse(data: Any) -> Results:
         footer.rules != len(rules) or footer.totals != totals_of(rules)
     ):
         problems.append("the footer totals disagree with the rule entries")
-    return Results(header, rules, classes, baseline, footer, tuple(problems))
+    return Results(header, rules, classes, baseline, footer, tuple(problems), coverage)
+
+
+_COVERAGE_KEYS = ("packages", "source_html", "totals", "files", "not_found", "not_measured")
+_COVERAGE_FIGURES = ("statements", "lines_covered", "branches", "branches_covered")
+_COVERAGE_FILE_KEYS = (
+    "path", *_COVERAGE_FIGURES, "missing_lines", "setup_only_lines", "missing_branches",
+    "reached",
+)
+
+
+def _lines(data: Any, path: str, size: int = 0) -> None:
+    """Check a list of line numbers (``size`` > 0: of lists of that many numbers)."""
+    for i, item in enumerate(data if isinstance(data, list) else [None]):
+        numbers = item if size else [item]
+        if (
+            not isinstance(numbers, list) or (size and len(numbers) != size)
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers)
+        ):
+            raise ResultsError(f"{path}[{i}]: expected line numbers")
+
+
+def _coverage(data: Any) -> dict[str, Any]:
+    c = _Reader(data, "coverage", _COVERAGE_KEYS)
+    for key in ("packages", "not_found"):
+        _names(c.get(key, list), f"coverage.{key}")
+    c.text("source_html", nullable=True)
+    totals = _Reader(c.get("totals", dict), "coverage.totals", _COVERAGE_FIGURES)
+    for key in _COVERAGE_FIGURES:
+        totals.get(key, int)
+    for i, raw in enumerate(c.get("files", list)):
+        where = f"coverage.files[{i}]"
+        f = _Reader(raw, where, _COVERAGE_FILE_KEYS)
+        f.text("path")
+        for key in _COVERAGE_FIGURES:
+            f.get(key, int)
+        _lines(f.get("missing_lines", list), f"{where}.missing_lines")
+        _lines(f.get("setup_only_lines", list), f"{where}.setup_only_lines")
+        _lines(f.get("missing_branches", list), f"{where}.missing_branches", size=2)
+        for j, run in enumerate(f.get("reached", list)):
+            reach = _Reader(run, f"{where}.reached[{j}]", ("from", "to", "rules"))
+            reach.get("from", int)
+            reach.get("to", int)
+            _names(reach.get("rules", list), f"{where}.reached[{j}].rules")
+    for i, raw in enumerate(c.get("not_measured", list)):
+        note = _Reader(raw, f"coverage.not_measured[{i}]", ("rules", "scenario", "process"))
+        _names(note.get("rules", list), f"coverage.not_measured[{i}].rules")
+        note.text("scenario", nullable=True)
+        note.text("process")
+    return dict(data)
 
 
 def load_results(path: Path) -> Results:

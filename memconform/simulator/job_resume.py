@@ -12,6 +12,10 @@ to standard output as one JSON object.
 ``--show-state SCOPE KEY`` and ``--show-facts SCOPE`` print what the store
 holds, as JSON, without running anything: the store-side durability check.
 
+``--coverage MEASUREMENT`` (given by the kit when its run measures code
+coverage) starts measuring before the store is opened
+(:mod:`memconform.measurement`); the data is written when the process ends.
+
 ``--runtime module:factory`` resumes with another runtime (default: the
 simulator); ``--mutant NAME`` applies a mutant of the kit (a store mutant wraps
 the opened store, a runtime mutant replaces the runtime).
@@ -30,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memconform import measurement
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.adapters.registry import StoreURLError, open_store
 from memconform.simulator.environment import ScriptError
@@ -98,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mutant", help="a mutant of the kit to apply")
     parser.add_argument("--show-state", nargs=2, metavar=("SCOPE", "KEY"))
     parser.add_argument("--show-facts", metavar="SCOPE")
+    parser.add_argument("--coverage", help=argparse.SUPPRESS)
     return parser
 
 
@@ -114,6 +120,7 @@ def _show(proxy: RecordingStore, args: argparse.Namespace) -> dict[str, JSONValu
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; see the module docstring."""
     args = _parser().parse_args(argv)
+    measurement.start_from_argument(args.coverage)
     showing = bool(args.show_state or args.show_facts)
     if not showing and not (args.namespace and args.job):
         print("job_resume: --namespace and --job are required to resume", file=sys.stderr)

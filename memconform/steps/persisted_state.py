@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from memconform import measurement
 from memconform.adapters.contract import ConflictError
 from memconform.adapters.fresh_process import fresh_environment, python_command
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
@@ -384,7 +385,8 @@ def _fresh_process(
         workdir.mkdir()
         tmp.mkdir()
         command = python_command(
-            "memconform.simulator.job_resume", "--store", world_state.store_url, *args
+            "memconform.simulator.job_resume", "--store", world_state.store_url, *args,
+            *measurement.child_options(),
         )
         if world is not None:
             world_file = root / "world.json"
@@ -394,10 +396,14 @@ def _fresh_process(
             command += ["--mutant", world_state.mutant]
         if world_state.runtime_target:
             command += ["--runtime", world_state.runtime_target]
-        proc = subprocess.run(
-            command, cwd=workdir, env=fresh_environment(tmp), capture_output=True, text=True,
-            timeout=FRESH_PROCESS_TIMEOUT, check=False,
-        )
+        try:
+            proc = subprocess.run(
+                command, cwd=workdir, env=fresh_environment(tmp), capture_output=True,
+                text=True, timeout=FRESH_PROCESS_TIMEOUT, check=False,
+            )
+        except subprocess.TimeoutExpired:
+            measurement.note_killed("the fresh process (hung)")
+            raise
     if proc.returncode == 3:
         raise AdapterContractError("fresh process", proc.stderr.strip()[-2000:])
     if proc.returncode != 0:

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from hypothesis.errors import Flaky, FlakyFailure
 
+from memconform import measurement
 from memconform.adapters.proxy import DEFAULT_TIMEOUT, AdapterContractError, RecordingStore
 from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
@@ -182,6 +183,23 @@ def subject(request: pytest.FixtureRequest) -> str:
     return "both"
 
 
+# -- code coverage ----------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """While a scenario runs, what it reaches is recorded under its rules
+    (only when the run measures code coverage; see :mod:`memconform.measurement`)."""
+    rules = [m.name for m in item.iter_markers() if RULE_TAG.match(m.name)]
+    if not rules or not measurement.active():
+        return (yield)
+    measurement.switch(measurement.scenario_context(rules, item.nodeid))
+    try:
+        return (yield)
+    finally:
+        measurement.switch("")
+
+
 # -- outcome capture ------------------------------------------------------------------
 
 _STEP = pytest.StashKey[str]()
@@ -300,6 +318,7 @@ _CONFIG_OUTCOMES: list[dict[str, Any]] = []
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    measurement.stop()  # xdist workers may end without running exit handlers
     path = session.config.getoption("--memconform-outcomes")
     if path and not hasattr(session.config, "workerinput"):
         Path(path).write_text(
