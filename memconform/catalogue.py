@@ -5,7 +5,12 @@ Each file holds ``profile``, ``title``, ``documents`` and a list of
 (optional), ``source`` (``document`` and ``section``), ``text`` and, where the
 documents are silent, contradict themselves or differ from the real
 implementations, ``decision``. A MAY rule may carry ``untested`` (a reason)
-instead of a scenario.
+instead of a scenario. ``rests_on`` (optional) lists what the rule's checks
+rest on that an adapter might supply itself instead of the library it wraps
+(:class:`~memconform.adapters.contract.Provision` names: ``window``,
+``timestamps``, ``ids``, ``run-ids``, ``rounds``, ``turn-ids``); when the
+adapter under test provides one of them, a passing rule is judged
+``adapter-provided`` instead.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability
+from memconform.adapters.contract import Capability, Provision
 from memconform.resources import spec_dir
 
 __all__ = [
@@ -56,6 +61,7 @@ DOCUMENTS = {
 
 _ID = re.compile(r"^(SP|SW|TU|CA|PS|ST)-\d{3}$")
 _CAPABILITIES = {c.value for c in Capability}
+_PROVISIONS = {p.value for p in Provision}
 
 
 class CatalogueError(ValueError):
@@ -76,6 +82,9 @@ class Rule:
     text: str
     decision: str | None = None
     untested: str | None = None
+    rests_on: tuple[str, ...] = ()
+    """What the rule's checks rest on that an adapter may supply itself
+    (:class:`~memconform.adapters.contract.Provision` names)."""
 
     @property
     def source(self) -> str:
@@ -105,6 +114,7 @@ class Rule:
             "text": self.text,
             "decision": self.decision,
             "untested": self.untested,
+            "rests_on": list(self.rests_on),
         }
 
 
@@ -147,6 +157,15 @@ def _rule(raw: Mapping[str, Any], profile: str, where: str) -> Rule:
     untested = field("untested", required=False)
     if untested and level != "MAY":
         raise CatalogueError(f"{where}: only a MAY rule may be 'untested'")
+    rests_on = raw.get("rests_on", [])
+    if not isinstance(rests_on, list) or not all(isinstance(x, str) for x in rests_on):
+        raise CatalogueError(f"{where}: 'rests_on' must be a list of provision names")
+    unknown = sorted(set(rests_on) - _PROVISIONS)
+    if unknown:
+        raise CatalogueError(
+            f"{where}: 'rests_on' names unknown provision {unknown[0]!r} "
+            f"(known: {', '.join(p.value for p in Provision)})"
+        )
     return Rule(
         id=rule_id,
         level=level,
@@ -158,6 +177,7 @@ def _rule(raw: Mapping[str, Any], profile: str, where: str) -> Rule:
         text=" ".join(field("text").split()),
         decision=field("decision", required=False),
         untested=untested,
+        rests_on=tuple(dict.fromkeys(rests_on)),
     )
 
 

@@ -277,6 +277,7 @@ def _probe(url: str, timeout: float) -> dict[str, Any]:
             close()
     return {
         "capabilities": sorted(proxy.capabilities),
+        "store_provides": sorted(proxy.provides),
         "store_type": f"{type(store).__module__}.{type(store).__qualname__}",
         "store_version": str(getattr(store, "version", "") or ""),
     }

@@ -258,6 +258,7 @@ def load_findings(path: Path, rule_ids: Set[str]) -> dict[tuple[str, str], Findi
 _CELL = {
     "pass": "pass", "fail": "**FAIL**", "error": "**ERROR**", "unsupported": "n/a",
     "not-run": "not run", "warn": "warn", "xfail": "xfail", "inconclusive": "inconclusive",
+    "adapter-provided": "adapter", "informational": "info",
 }
 
 

@@ -167,3 +167,53 @@ class _RefusingFileStore(UnlockedFileStore):
 def refusing_file_store(path: str) -> object:
     """The :class:`_RefusingFileStore` in the file ``path``."""
     return _RefusingFileStore(path)
+
+
+class _BareCore:
+    """Only the two required methods, over a memory store, and ``frozenset()``
+    declared: no ``set_committed``, no ``record_error``. ``newest_first_window``
+    makes its window answer newest first (ST-003 fails, a core rule)."""
+
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self, newest_first_window: bool = False) -> None:
+        self._inner = MemoryStore()
+        self._reversed = newest_first_window
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self._inner.append(thread_id, batch)
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        found = self._inner.messages(thread_id, limit)
+        return found[::-1] if self._reversed and limit else found
+
+
+def bare_core() -> object:
+    """A correct store with the required methods only, declaring nothing."""
+    return _BareCore()
+
+
+def bare_core_wrong_window() -> object:
+    """:func:`bare_core` whose windows come back newest first (ST-003 fails)."""
+    return _BareCore(newest_first_window=True)
+
+
+class _WindowByAdapter(_BareCore):
+    """Declares that it takes the window itself (as an adapter over a library
+    without one does): its window rules are the adapter's, not a pass."""
+
+    provides = frozenset({"window"})
+
+
+def window_by_adapter() -> object:
+    """A correct core store whose adapter provides the window."""
+    return _WindowByAdapter()
+
+
+class _MisspeltProvides(_BareCore):
+    provides = frozenset({"windows"})
+
+
+def misspelt_provides() -> object:
+    """A store naming a provision that does not exist (an adapter error)."""
+    return _MisspeltProvides()

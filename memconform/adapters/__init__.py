@@ -12,11 +12,13 @@ from memconform.adapters.contract import (
     DuplicateIdError,
     ErrorsStore,
     KnowledgeStore,
+    Provision,
     StateStore,
     Store,
     StoreError,
     TurnRecordsStore,
     UnsupportedValueError,
+    provisions_of,
 )
 from memconform.adapters.proxy import AdapterContractError, AdapterTimeoutError, RecordingStore
 from memconform.adapters.registry import StoreURLError, open_store, redact_url
@@ -35,6 +37,7 @@ __all__ = [
     "Fact",
     "KnowledgeStore",
     "Message",
+    "Provision",
     "RecordingStore",
     "StateEntry",
     "StateStore",
@@ -45,5 +48,6 @@ __all__ = [
     "TurnRecordsStore",
     "UnsupportedValueError",
     "open_store",
+    "provisions_of",
     "redact_url",
 ]

@@ -6,6 +6,14 @@ of a method's docstring is a rule that a scenario of the ``store`` profile check
 
 The required part is :class:`Store`. Each optional capability is its own small
 Protocol; a store declares in ``capabilities`` the names it implements and keeps.
+
+An adapter translates and never fixes. Where the library it wraps lacks an
+operation a rule rests on (a window, a timestamp, an id) and the adapter does
+it itself, the adapter says so in an optional ``provides`` attribute, a set of
+:class:`Provision` names; a store adapter and a runtime adapter declare it the
+same way. A rule whose checks rest on something the adapter provides is judged
+``adapter-provided``, never ``pass``: the behaviour came from the adapter, not
+from the library judged.
 """
 
 from __future__ import annotations
@@ -24,12 +32,14 @@ __all__ = [
     "DuplicateIdError",
     "ErrorsStore",
     "KnowledgeStore",
+    "Provision",
     "StateStore",
     "Store",
     "StoreError",
     "TurnRecordsStore",
     "UnsupportedValueError",
     "check_limit",
+    "provisions_of",
 ]
 
 
@@ -44,6 +54,57 @@ class Capability(StrEnum):
     DURABLE = "durable"
     ATOMIC_BATCH = "atomic-batch"
     CONCURRENT_WRITERS = "concurrent-writers"
+
+
+class Provision(StrEnum):
+    """What an adapter may supply itself where its library lacks it. A rule's
+    catalogue entry lists in ``rests_on`` the provisions its checks rest on.
+
+    - ``window``: the adapter selects the newest N messages itself (the library
+      has no window, or one the adapter does not use);
+    - ``timestamps``: the adapter stamps each message's time itself, so the
+      library never sees a caller's timestamp or round;
+    - ``ids``: the adapter assigns, keeps or checks message ids itself
+      (uniqueness, duplicate refusal, the id coming back);
+    - ``run-ids``: a runtime adapter stamps the run id on what is stored;
+    - ``rounds``: a runtime adapter counts and stamps the rounds itself;
+    - ``turn-ids``: a runtime adapter makes the turn ids itself.
+    """
+
+    WINDOW = "window"
+    TIMESTAMPS = "timestamps"
+    IDS = "ids"
+    RUN_IDS = "run-ids"
+    ROUNDS = "rounds"
+    TURN_IDS = "turn-ids"
+
+
+def provisions_of(adapter: object) -> frozenset[Provision]:
+    """The :class:`Provision` names ``adapter`` declares in ``provides`` (none when
+    it has no such attribute).
+
+    Raises ``ValueError`` naming the known provisions when ``provides`` is not a
+    set of names or holds a name that is not one: a misspelt provision would
+    otherwise let a rule pass that the adapter itself made true.
+    """
+    declared = getattr(adapter, "provides", None)
+    if declared is None:
+        return frozenset()
+    if isinstance(declared, str | bytes) or not isinstance(
+        declared, set | frozenset | list | tuple
+    ):
+        raise ValueError(
+            f"provides is {type(declared).__name__}, expected a set of names"
+        )
+    known = {p.value for p in Provision}
+    unknown = sorted(str(name) for name in declared if name not in known)
+    if unknown:
+        raise ValueError(
+            f"provides names unknown provision{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(u) for u in unknown)}; the known ones are "
+            f"{', '.join(p.value for p in Provision)}"
+        )
+    return frozenset(Provision(str(name)) for name in declared)
 
 
 CAPABILITY_METHODS: dict[Capability, tuple[str, ...]] = {

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from memconform.adapters.contract import CAPABILITY_METHODS, Capability
+from memconform.adapters.contract import CAPABILITY_METHODS, Capability, provisions_of
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
@@ -141,6 +141,7 @@ class RecordingStore:
         self._hung: str | None = None
         self._closed = False
         self.capabilities = self._read_capabilities()
+        self.provides = self._read_provides()
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -169,6 +170,15 @@ class RecordingStore:
             if not callable(getattr(self.inner, method, None)):
                 raise AdapterContractError(method, "required method is missing")
         return names
+
+    def _read_provides(self) -> frozenset[str]:
+        """What the adapter supplies itself (``provides``; see
+        :class:`~memconform.adapters.contract.Provision`); an unknown name is the
+        adapter's error."""
+        try:
+            return frozenset(p.value for p in provisions_of(self.inner))
+        except ValueError as exc:
+            raise AdapterContractError("provides", str(exc)) from None
 
     def close(self) -> None:
         """Stop the worker thread; the store itself stays open (the kit owns it).

@@ -53,7 +53,7 @@ EXIT_ADAPTER = 3
 EXIT_KIT = 4
 EXIT_USAGE = 5
 
-NOT_SHOWN_TO_HOLD = frozenset({"inconclusive"})
+NOT_SHOWN_TO_HOLD = frozenset({"inconclusive", "adapter-provided"})
 """Verdicts of a claimed rule the run could not show to hold: on a MUST rule they
 fail the gate as a ``fail`` does (see the module text)."""
 

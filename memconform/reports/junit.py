@@ -6,10 +6,12 @@ text, with ``classname`` the profile. ``fail`` and ``stale`` are
 report is incomplete, and the exit code says so too), ``unsupported``,
 ``xfail`` and ``not-scored`` are ``<skipped>`` with the reason; ``warn`` is a
 passing testcase whose ``verdict`` property and output say what was broken.
-``inconclusive`` follows the exit code: on a MUST rule a ``<failure>`` of
-``type="inconclusive"`` (the rule was claimed and not shown to hold), on a
-SHOULD or MAY rule a ``<skipped>`` naming it. Every ``<failure>`` carries the
-verdict as its ``type``.
+``inconclusive`` and ``adapter-provided`` follow the exit code: on a MUST
+rule a ``<failure>`` whose ``type`` is the verdict (the rule was claimed and
+not shown to hold for the library judged), on a SHOULD or MAY rule a
+``<skipped>`` naming it. ``informational`` (a promise the store does not
+claim, measured anyway) is a ``<skipped>`` whose message says what was
+measured. Every ``<failure>`` carries the verdict as its ``type``.
 Passing rules carry only their properties (the evidence is in results.json).
 Every text is escaped with ``xml.sax.saxutils`` (``escape`` for element text,
 ``quoteattr`` for attributes), then the whole document goes
@@ -30,7 +32,7 @@ from memconform.reports.results import Results, RuleResult
 __all__ = ["render_junit"]
 
 _FAILURE = {"fail", "stale", "not-run"}
-_SKIPPED = {"unsupported", "xfail", "not-scored"}
+_SKIPPED = {"unsupported", "informational", "xfail", "not-scored"}
 
 
 def _attrs(**attrs: str) -> str:

@@ -42,6 +42,7 @@ __all__ = [
     "CLASS_STATUSES",
     "EVIDENCE_OUTCOMES",
     "FORMAT",
+    "MEASURED",
     "OUTCOMES",
     "READABLE_FORMATS",
     "VERDICTS",
@@ -65,10 +66,13 @@ READABLE_FORMATS = ("memconform-results/1", FORMAT)
 and outcomes and are read as they are (writing them again writes version 2)."""
 
 VERDICTS = (
-    "pass", "fail", "warn", "inconclusive", "unsupported", "xfail", "stale", "error",
-    "not-run", "not-scored",
+    "pass", "fail", "warn", "inconclusive", "adapter-provided", "unsupported",
+    "informational", "xfail", "stale", "error", "not-run", "not-scored",
 )
 """Every verdict, in the order reports list them."""
+
+MEASURED = ("pass", "fail", "warn", "inconclusive", "error")
+"""What an ``informational`` rule's own scenarios showed (its ``measured`` field)."""
 
 OUTCOMES = ("passed", "failed", "error", "unsupported", "inconclusive", "skipped", "crashed")
 """Scenario outcomes as the pytest plugin records them."""
@@ -172,6 +176,9 @@ class RuleResult(Rule):
     rerun: str | None = None
     mutants: tuple[str, ...] = ()
     """The mutants this rule's scenarios reject (see ``memconform mutants``)."""
+    measured: str | None = None
+    """For an ``informational`` rule (a promise the store does not claim), what
+    its scenarios showed anyway: one of :data:`MEASURED`; ``None`` otherwise."""
 
     @property
     def conformance_class(self) -> str:
@@ -190,6 +197,7 @@ class RuleResult(Rule):
             "scenarios": [s.to_json() for s in self.scenarios],
             "rerun": self.rerun,
             "mutants": list(self.mutants),
+            "measured": self.measured,
         }
 
 
@@ -423,6 +431,8 @@ _RULE_KEYS = (
     "id", "level", "profile", "subject", "capability", "class", "source", "text", "decision",
     "untested", "verdict", "reason", "kit_error", "baseline", "scenarios", "rerun", "mutants",
 )
+_RULE_KEYS_2 = ("rests_on", "measured")
+"""Rule members added in format 2 (absent from version 1 files)."""
 _CLASS_KEYS = (
     "name", "claimed", "status", "scored", "must_total", "must_passed", "must_xfail",
 )
@@ -463,8 +473,15 @@ def _baseline_use(data: Any, path: str) -> BaselineUse:
     )
 
 
-def _rule(data: Any, path: str) -> RuleResult:
-    r = _Reader(data, path, _RULE_KEYS)
+def _added(keys: Sequence[str], version_1: bool) -> dict[str, Sequence[str]]:
+    """Reader arguments for members added in format 2: required in it, absent
+    from (and not allowed in) version 1 files."""
+    return {"required": (), "also": keys} if version_1 else {"required": keys, "also": ()}
+
+
+def _rule(data: Any, path: str, version_1: bool = False) -> RuleResult:
+    added = _added(_RULE_KEYS_2, version_1)
+    r = _Reader(data, path, (*_RULE_KEYS, *added["required"]), also=added["also"])
     source = _Reader(r.get("source", dict), f"{path}.source", ("document", "title", "section"))
     source.text("title")  # derived from the document numbers; checked, not kept
     raw_baseline = r.get("baseline", dict, nullable=True)
@@ -489,6 +506,9 @@ def _rule(data: Any, path: str) -> RuleResult:
         ),
         rerun=r.text("rerun", nullable=True),
         mutants=_names(r.get("mutants", list), f"{path}.mutants"),
+        rests_on=_names(r.get("rests_on", list) or [], f"{path}.rests_on"),
+        measured=None if r.get("measured", str, nullable=True) is None
+        else r.choice("measured", MEASURED),
     )
 
 
@@ -532,7 +552,7 @@ def _footer(data: Any) -> Footer:
     )
 
 
-def _header(data: Any) -> dict[str, Any]:
+def _header(data: Any, version_1: bool = False) -> dict[str, Any]:
     h = _Reader(data, "header", _HEADER_KEYS)
     kit = _Reader(h.get("kit", dict), "header.kit", ("name", "version"))
     kit.text("version", nullable=True)
@@ -542,14 +562,23 @@ def _header(data: Any) -> dict[str, Any]:
     catalogue.get("rules", int)
     h.choice("subject", ("store", "runtime", "both"))
     store_keys = ("url", "type", "version", "capabilities")
-    store = _Reader(h.get("store", dict), "header.store", store_keys)
+    added = _added(("provides",), version_1)
+    store = _Reader(
+        h.get("store", dict), "header.store", (*store_keys, *added["required"]), added["also"]
+    )
     for key in ("url", "type", "version"):
         store.text(key, nullable=True)
     if not all(isinstance(c, str) for c in store.get("capabilities", list)):
         raise ResultsError("header.store.capabilities: expected names")
-    runtime = _Reader(h.get("runtime", dict), "header.runtime", ("identity", "version"))
+    runtime = _Reader(
+        h.get("runtime", dict), "header.runtime", ("identity", "version", *added["required"]),
+        added["also"],
+    )
     runtime.text("identity", nullable=True)
     runtime.text("version", nullable=True)
+    for part, reader in (("store", store), ("runtime", runtime)):
+        if not all(isinstance(p, str) for p in reader.get("provides", list) or []):
+            raise ResultsError(f"header.{part}.provides: expected names")
     environment = _Reader(h.get("environment", dict), "header.environment", ("python", "os"))
     environment.text("python", nullable=True)
     environment.text("os", nullable=True)
@@ -565,9 +594,11 @@ def _header(data: Any) -> dict[str, Any]:
     h.choice("mode", ("run", "certify"))
     h.get("extra", dict)
     header = dict(data)
+    header["store"] = {"provides": [], **data["store"]}  # version 1: nothing provided
+    header["runtime"] = {"provides": [], **data["runtime"]}
     url = data["store"]["url"]
     if url is not None:
-        header["store"] = {**data["store"], "url": redact_identity(url)}
+        header["store"]["url"] = redact_identity(url)
     return header
 
 
@@ -577,10 +608,13 @@ def _parse(data: Any) -> Results:
             f"results.format: {data.get('format')!r} is not one of {', '.join(READABLE_FORMATS)}"
         )
     top = _Reader(data, "results", _TOP_KEYS, also=("footer", "coverage"))
-    header = _header(data["header"])
+    version_1 = data["format"] == "memconform-results/1"
+    header = _header(data["header"], version_1)
     catalogue_size = header["catalogue"]["rules"]
     selection = header["selection"]
-    rules = tuple(_rule(x, f"rules[{i}]") for i, x in enumerate(top.get("rules", list)))
+    rules = tuple(
+        _rule(x, f"rules[{i}]", version_1) for i, x in enumerate(top.get("rules", list))
+    )
     classes = tuple(_class(x, f"classes[{i}]") for i, x in enumerate(top.get("classes", list)))
     top.get("conformance", dict)
     baseline = top.get("baseline", dict, nullable=True)

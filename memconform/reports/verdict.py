@@ -43,6 +43,7 @@ from memconform.reports.escaping import redact_identity
 from memconform.reports.exitcode import code_for
 from memconform.reports.results import (
     EVIDENCE_OUTCOMES,
+    MEASURED,
     OUTCOMES,
     BaselineUse,
     ClassResult,
@@ -61,7 +62,8 @@ CLASSES: tuple[str, ...] = ("core", *(c.value for c in Capability))
 
 _HEADER_KEYS = {
     "kit", "kit_version", "catalogue", "subject", "store", "store_url", "store_type",
-    "store_version", "capabilities", "runtime", "runtime_version", "mutant", "seed",
+    "store_version", "capabilities", "store_provides", "runtime", "runtime_version",
+    "runtime_provides", "mutant", "seed",
     "python", "os", "environment", "started", "finished", "selection", "certify", "mode",
     "stopped_early",
 }
@@ -94,9 +96,11 @@ def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[st
     """The header as results files carry it, from what the command line gives.
 
     Accepts ``kit`` (``{"name", "version"}``) or ``kit_version``; ``store`` as a
-    URL or ``{"url", "type", "version", "capabilities"}`` with ``store_type``,
-    ``store_version`` and ``capabilities`` beside it; ``runtime`` as an identity
-    or ``{"identity", "version"}``; ``python``/``os`` or ``environment``;
+    URL or ``{"url", "type", "version", "capabilities", "provides"}`` with
+    ``store_type``, ``store_version``, ``capabilities`` and ``store_provides``
+    beside it; ``runtime`` as an identity or ``{"identity", "version",
+    "provides"}`` (or ``runtime_version``, ``runtime_provides``);
+    ``python``/``os`` or ``environment``;
     ``started``/``finished`` ISO times; ``selection`` as ``None``, a list of
     rule ids or ``{"profiles", "rules"}``; ``certify`` or ``mode``; ``seed``;
     ``mutant``; ``stopped_early`` (why the run ended before its end, if so).
@@ -132,10 +136,17 @@ def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[st
             "type": _opt_text(store_info.get("type", header.get("store_type"))),
             "version": _opt_text(store_info.get("version", header.get("store_version"))),
             "capabilities": sorted({str(c) for c in capabilities}),
+            "provides": sorted(
+                {str(p) for p in store_info.get("provides", header.get("store_provides")) or ()}
+            ),
         },
         "runtime": {
             "identity": _opt_text(runtime_info.get("identity") if runtime_info else runtime),
             "version": _opt_text(runtime_info.get("version", header.get("runtime_version"))),
+            "provides": sorted(
+                {str(p) for p in runtime_info.get("provides", header.get("runtime_provides"))
+                 or ()}
+            ),
         },
         "mutant": _opt_text(header.get("mutant")),
         "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else _opt_text(seed),
@@ -245,6 +256,72 @@ def _judge(rule: Rule, scenarios: Sequence[ScenarioEvidence]) -> tuple[str, str,
     return "not-run", "no scenario ran for this rule", False
 
 
+def _provided(head: dict[str, Any], outcomes: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """What the store and the runtime adapters said they supply themselves: the
+    header's ``provides`` and what each scenario recorded, together. The union
+    is written back into the header, so the report shows it."""
+    provided: dict[str, set[str]] = {
+        "store": set(head["store"]["provides"]),
+        "runtime": set(head["runtime"]["provides"]),
+    }
+    for outcome in outcomes:
+        recorded = outcome.get("provided")
+        if isinstance(recorded, Mapping):
+            for part, names in recorded.items():
+                if part in provided and isinstance(names, list | tuple):
+                    provided[part] |= {str(n) for n in names}
+    head["store"]["provides"] = sorted(provided["store"])
+    head["runtime"]["provides"] = sorted(provided["runtime"])
+    return provided
+
+
+def _adapter_provided(
+    rule: Rule, verdict: str, reason: str, provided: Mapping[str, set[str]]
+) -> tuple[str, str]:
+    """``adapter-provided`` instead of ``pass`` when the rule rests on something
+    the adapter of its subject supplies itself (never a pass for the library);
+    any other verdict is left as it is (a failure is a failure wherever it came
+    from)."""
+    supplied = [p for p in rule.rests_on if p in provided.get(rule.subject, ())]
+    if verdict != "pass" or not supplied:
+        return verdict, reason
+    what = ", ".join(supplied)
+    return "adapter-provided", (
+        f"passes only through the {rule.subject} adapter: the rule rests on {what}, "
+        f"which the adapter provides itself, so the library judged was not shown to "
+        f"keep it ({reason})"
+    )
+
+
+def _unclaimed(
+    rule: Rule, own: Sequence[ScenarioEvidence]
+) -> tuple[str, str, bool, str | None]:
+    """(verdict, reason, kit_error, measured) of a rule whose capability the store
+    does not declare: never ``pass``, and the same in every run.
+
+    Only the rule's own scenarios count, those tagged with its capability
+    (``own``): a check that does not need the capability (a property run over
+    every store, say) may name the rule, but says nothing about a promise the
+    store does not make. When they ran to a result anyway, the rule is
+    ``informational`` with what was ``measured``; a kit crash stays an error of
+    the kit; otherwise it is ``unsupported``.
+    """
+    declared = f"the store does not declare the capability {rule.capability!r}"
+    verdict, reason, kit_error = _judge(rule, own)
+    if kit_error:
+        return "error", reason, True, None
+    if verdict in MEASURED:
+        return (
+            "informational",
+            f"not claimed ({declared}), measured anyway and not counted: {verdict}: {reason}",
+            False,
+            verdict,
+        )
+    if verdict == "unsupported":
+        return "unsupported", reason, False, None
+    return "unsupported", declared, False, None
+
+
 def _scope(
     rule: Rule, subject: str, selected: set[str] | None, has_outcomes: bool
 ) -> str | None:
@@ -296,6 +373,11 @@ def _apply_baseline(
     return verdict, reason, use("not-applied")
 
 
+_NOT_JUDGED = frozenset({"not-scored", "unsupported", "informational"})
+"""Verdicts that say nothing about a claimed class: not scored here, not
+supported, or measured though the store does not claim it."""
+
+
 def _classes(
     rules: Sequence[RuleResult], claimed: set[str], unselected: set[str]
 ) -> tuple[ClassResult, ...]:
@@ -303,7 +385,7 @@ def _classes(
     for name in CLASSES:
         members = [r for r in rules if r.conformance_class == name]
         left_out = any(r.id in unselected for r in members)
-        judged = [r for r in members if r.verdict not in ("not-scored", "unsupported")]
+        judged = [r for r in members if r.verdict not in _NOT_JUDGED]
         must = [r for r in judged if r.level == "MUST"]
         passed = sum(1 for r in must if r.verdict in ("pass", "stale"))
         xfail = sum(1 for r in must if r.verdict == "xfail")
@@ -338,16 +420,19 @@ def build_results(
     if baseline is not None:
         check_baseline(baseline, catalogue)
     known = catalogue.ids
-    by_rule: dict[str, list[ScenarioEvidence]] = {}
+    by_rule: dict[str, list[tuple[ScenarioEvidence, frozenset[str]]]] = {}
     unknown_rules: set[str] = set()
     for outcome in outcomes:
         evidence = _evidence(outcome)
+        needs = frozenset(str(c) for c in outcome.get("needs") or ())
         for raw_id in dict.fromkeys(outcome.get("rules") or ()):
             rule_id = str(raw_id)
             if rule_id not in known:
                 unknown_rules.add(rule_id)
                 continue
-            by_rule.setdefault(rule_id, []).append(evidence)
+            by_rule.setdefault(rule_id, []).append((evidence, needs))
+    provided = _provided(head, outcomes)
+    claimed = {"core", *head["store"]["capabilities"]}
 
     selection = head["selection"]
     selected: set[str] | None = None
@@ -361,17 +446,24 @@ def build_results(
     results: list[RuleResult] = []
     not_run: list[str] = []
     for rule in catalogue:
-        scenarios = tuple(
-            sorted(by_rule.get(rule.id, ()), key=lambda s: (s.nodeid, s.outcome, s.message))
+        entries = sorted(
+            by_rule.get(rule.id, ()), key=lambda e: (e[0].nodeid, e[0].outcome, e[0].message)
         )
+        scenarios = tuple(e[0] for e in entries)
         excluded = _scope(rule, head["subject"], selected, bool(scenarios))
         kit_error = False
         use: BaselineUse | None = None
         rerun: str | None = None
+        measured: str | None = None
         if excluded is not None:
             verdict, reason = "not-scored", excluded
+        elif rule.capability is not None and rule.capability not in claimed:
+            scenarios = tuple(s for s, needs in entries if rule.capability in needs)
+            verdict, reason, kit_error, measured = _unclaimed(rule, scenarios)
+            rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
         else:
             verdict, reason, kit_error = _judge(rule, scenarios)
+            verdict, reason = _adapter_provided(rule, verdict, reason, provided)
             verdict, reason, use = _apply_baseline(verdict, reason, rule, baseline, day)
             rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
             if verdict == "not-run":
@@ -388,6 +480,7 @@ def build_results(
                 text=rule.text,
                 decision=rule.decision,
                 untested=rule.untested,
+                rests_on=rule.rests_on,
                 verdict=verdict,
                 reason=reason,
                 kit_error=kit_error,
@@ -395,10 +488,10 @@ def build_results(
                 scenarios=scenarios,
                 rerun=rerun,
                 mutants=killers.get(rule.id, ()),
+                measured=measured,
             )
         )
     baseline_data = _baseline_summary(baseline, results, day)
-    claimed = {"core", *head["store"]["capabilities"]}
     unselected = {
         r.id for r in catalogue
         if selected is not None and r.id not in selected
@@ -408,7 +501,7 @@ def build_results(
     reasons = _incomplete_reasons(not_run, unknown_rules, head["stopped_early"])
     complete = not reasons
     kit_error = bool(unknown_rules)
-    scored = sum(1 for r in results if r.verdict != "not-scored")
+    scored = sum(1 for r in results if r.verdict not in ("not-scored", "informational"))
     footer = Footer(
         totals=totals_of(results),
         rules=len(results),

@@ -31,6 +31,7 @@ import pytest
 from hypothesis.errors import Flaky, FlakyFailure
 
 from memconform import measurement
+from memconform.adapters.contract import Capability, provisions_of
 from memconform.adapters.proxy import DEFAULT_TIMEOUT, AdapterContractError, RecordingStore
 from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
@@ -87,8 +88,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{rule.id}: {rule.level} {rule.text[:80]}")
     for tag in ("golden", "variant", "slow-scenario", "property"):
         config.addinivalue_line("markers", f"{tag}: memconform scenario tag")
-    from memconform.adapters.contract import Capability
-
     for capability in Capability:
         config.addinivalue_line("markers", f"{capability.value}: needs this store capability")
     for module in step_modules():
@@ -146,6 +145,7 @@ def store(request: pytest.FixtureRequest, raw_store: object) -> Iterator[Recordi
         raw_store, Timeline(), timeout=request.config.getoption("--memconform-timeout")
     )
     request.node.stash[_TIMELINE] = proxy.timeline
+    request.node.stash[_STORE_PROVIDES] = sorted(proxy.provides)
     yield proxy
     proxy.close()
 
@@ -166,8 +166,18 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
         for part in attr.split("."):
             factory = getattr(factory, part)
         built: Runtime = factory()
+        _runtime_provides(request.config, built)
         return built
     return Simulator()
+
+
+def _runtime_provides(config: pytest.Config, runtime: object) -> None:
+    """Keep what the runtime adapter supplies itself for the outcome records; an
+    unknown provision name is the adapter's error."""
+    try:
+        config.stash[_RUNTIME_PROVIDES] = sorted(p.value for p in provisions_of(runtime))
+    except ValueError as exc:
+        raise AdapterContractError("provides", f"the runtime {exc}") from None
 
 
 @pytest.fixture(scope="session")
@@ -204,6 +214,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 _STEP = pytest.StashKey[str]()
 _TIMELINE = pytest.StashKey[Timeline]()
+_STORE_PROVIDES = pytest.StashKey[list[str]]()
+_RUNTIME_PROVIDES = pytest.StashKey[list[str]]()
+_CAPABILITY_TAGS = frozenset(c.value for c in Capability)
 
 
 def pytest_bdd_step_error(
@@ -282,6 +295,11 @@ def pytest_runtest_makereport(
                 "expected": getattr(exc, "expected", None),
                 "observed": getattr(exc, "observed", None),
                 "store_calls": [] if timeline is None else timeline.to_json()[-50:],
+                "needs": sorted({m.name for m in item.iter_markers()} & _CAPABILITY_TAGS),
+                "provided": {
+                    "store": item.stash.get(_STORE_PROVIDES, []),
+                    "runtime": item.config.stash.get(_RUNTIME_PROVIDES, []),
+                },
             }
             report.user_properties.append(("memconform", json.dumps(record)))
     return report

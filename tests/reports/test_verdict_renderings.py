@@ -70,7 +70,7 @@ def test_inconclusive_in_json_html_junit_badge_and_comparison(tmp_path: Path) ->
     assert "core" not in badge
 
     compare = write_comparison([results], tmp_path / "cmp").read_text(encoding="utf-8")
-    assert "v-inconclusive" in compare
+    assert '<span class="verdict v-inconclusive">inconclusive</span>' in compare
 
 
 def test_a_version_1_file_is_still_read(tmp_path: Path) -> None:
@@ -81,3 +81,79 @@ def test_a_version_1_file_is_still_read(tmp_path: Path) -> None:
     loaded = load_results(path)
     assert loaded.complete
     assert loaded.to_json()["format"] == "memconform-results/2"
+
+
+def test_a_version_1_file_written_again_is_a_valid_version_2_file(tmp_path: Path) -> None:
+    data = build_results(store_outcomes(), catalogue(), header()).to_json()
+    data["format"] = "memconform-results/1"
+    for part in ("store", "runtime"):
+        del data["header"][part]["provides"]
+    for rule in data["rules"]:
+        del rule["rests_on"], rule["measured"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    again = write_reports(load_results(path), tmp_path / "again")[0]
+    written = json.loads(again.read_text(encoding="utf-8"))
+    assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(written)) == []
+    assert load_results(again).complete
+
+
+def _adapter_and_informational() -> Results:
+    from dataclasses import replace
+
+    from memconform.catalogue import Catalogue
+
+    base = catalogue()
+    rules = tuple(replace(r, rests_on=("window",)) if r.id == "ST-001" else r for r in base)
+    records = [
+        *store_outcomes(),
+        outcome(["ST-004"], "failed", name="durable anyway", needs=["durable"],
+                message="a fresh process read nothing"),
+    ]
+    head = header(store={"url": "x://", "capabilities": ["errors"], "provides": ["window"]})
+    return build_results(records, Catalogue(rules, base.version, base.digest), head)
+
+
+def test_adapter_provided_and_informational_in_every_rendering(tmp_path: Path) -> None:
+    results = _adapter_and_informational()
+    files = _written(results, tmp_path)
+    data = json.loads(files["results.json"])
+    assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data)) == []
+    rules = {r["id"]: r for r in data["rules"]}
+    assert rules["ST-001"]["verdict"] == "adapter-provided"
+    assert rules["ST-001"]["rests_on"] == ["window"]
+    assert (rules["ST-004"]["verdict"], rules["ST-004"]["measured"]) == ("informational", "fail")
+    assert data["header"]["store"]["provides"] == ["window"]
+    assert data["footer"]["totals"]["informational"] == 1
+    assert data["footer"]["exit_code"] == 1  # the adapter-provided MUST rule, not the finding
+    assert load_results(tmp_path / "results.json").to_json() == results.to_json()
+
+    page = files["report.html"].decode()
+    assert 'data-verdict="adapter-provided"' in page
+    assert 'data-verdict="informational"' in page
+    assert "1 adapter-provided" in page
+    assert "1 informational finding: promises the store does not claim" in page
+    assert "store adapter provides</dt><dd>window" in page
+    assert "<dt>measured</dt><dd>fail (not claimed, not counted)</dd>" in page
+
+    adapter = _case(files["junit.xml"], "ST-001").find("failure")
+    assert adapter is not None
+    assert adapter.get("type") == "adapter-provided"
+    finding = _case(files["junit.xml"], "ST-004").find("skipped")
+    assert finding is not None
+    assert (finding.get("message") or "").startswith("informational: not claimed")
+
+    badge = files["badge.svg"].decode()
+    assert "core" not in badge
+
+    compare = write_comparison([results], tmp_path / "cmp").read_text(encoding="utf-8")
+    assert '<span class="verdict v-adapter-provided">adapter-provided</span>' in compare
+    assert '<span class="verdict v-informational">informational</span>' in compare
+
+
+def test_an_informational_finding_alone_leaves_the_exit_code_at_0(tmp_path: Path) -> None:
+    records = [*store_outcomes(), outcome(["ST-004"], "failed", name="d", needs=["durable"])]
+    results = build_results(records, catalogue(), header())
+    data = json.loads(_written(results, tmp_path)["results.json"])
+    assert data["footer"]["exit_code"] == 0
+    assert data["conformance"]["achieved"] == ["core", "errors"]

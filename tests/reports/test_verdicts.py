@@ -248,3 +248,101 @@ def test_an_inconclusive_must_rule_says_why_and_its_class_is_not_achieved() -> N
     assert core.status == "not-achieved"
     assert (core.must_total, core.must_passed) == (1, 0)
     assert "core" not in results.achieved
+
+
+def _rests_on_window() -> Any:
+    from dataclasses import replace
+
+    from memconform.catalogue import Catalogue
+
+    base = catalogue()
+    rules = tuple(
+        replace(r, rests_on=("window",)) if r.id in ("ST-001", "ST-003") else r for r in base
+    )
+    return Catalogue(rules, base.version, base.digest)
+
+
+def test_a_rule_resting_on_what_the_adapter_provides_is_adapter_provided() -> None:
+    results = build_results(
+        store_outcomes(), _rests_on_window(), header(store={
+            "url": "x://", "capabilities": ["errors"], "provides": ["window"],
+        }),
+    )
+    rules = _by_id(results)
+    assert rules["ST-001"].verdict == "adapter-provided"
+    assert "rests on window, which the adapter provides itself" in rules["ST-001"].reason
+    assert rules["ST-003"].verdict == "adapter-provided"  # a SHOULD rule too
+    assert rules["ST-002"].verdict == "pass"
+    core = next(c for c in results.classes if c.name == "core")
+    assert (core.status, core.must_total, core.must_passed) == ("not-achieved", 1, 0)
+
+
+def test_provisions_recorded_by_the_scenarios_count_too_and_reach_the_header() -> None:
+    records = [
+        {**o, "provided": {"store": ["window"], "runtime": []}} for o in store_outcomes()
+    ]
+    results = build_results(records, _rests_on_window(), header())
+    assert _by_id(results)["ST-001"].verdict == "adapter-provided"
+    assert results.header["store"]["provides"] == ["window"]
+    assert results.header["runtime"]["provides"] == []
+
+
+def test_a_failure_stays_a_failure_when_the_adapter_provides_what_it_rests_on() -> None:
+    records = [*store_outcomes(), outcome(["ST-001"], "failed", name="f")]
+    head = header(store={"url": "x://", "capabilities": ["errors"], "provides": ["window"]})
+    assert _by_id(build_results(records, _rests_on_window(), head))["ST-001"].verdict == "fail"
+
+
+def test_a_runtime_provision_touches_runtime_rules_only() -> None:
+    from dataclasses import replace
+
+    from memconform.catalogue import Catalogue
+
+    base = catalogue()
+    rules = tuple(replace(r, rests_on=("ids",)) for r in base)
+    records = [outcome(["SP-001"]), outcome(["ST-001"])]
+    head = header(subject="both", runtime={"identity": "m:f", "provides": ["ids"]})
+    judged = _by_id(build_results(records, Catalogue(rules, "t", "0"), head))
+    assert judged["SP-001"].verdict == "adapter-provided"
+    assert judged["ST-001"].verdict == "pass"
+
+
+def test_an_undeclared_capability_is_decided_by_its_own_scenarios_only() -> None:
+    # ST-004 needs `durable`, which the header does not declare. A check that is
+    # not tagged with the capability names it too: it does not decide it.
+    general = outcome(["ST-001", "ST-004"], name="property")
+    own = outcome(["ST-004"], "unsupported", name="own", needs=["durable"],
+                  message="the store does not declare the capability 'durable'")
+    for records in ([general, own], [{**general, "outcome": "failed"}, own], [own]):
+        rule = _by_id(build_results(records, catalogue(), header()))["ST-004"]
+        assert (rule.verdict, rule.reason) == (
+            "unsupported", "the store does not declare the capability 'durable'"
+        )
+        assert [s.scenario for s in rule.scenarios] == ["own"]
+    alone = _by_id(build_results([general], catalogue(), header()))["ST-004"]
+    assert alone.verdict == "unsupported"
+    assert alone.scenarios == ()
+
+
+def test_a_promise_not_claimed_but_measured_is_informational_and_not_counted() -> None:
+    for result, measured in (("passed", "pass"), ("failed", "fail"), ("error", "error"),
+                             ("inconclusive", "inconclusive")):
+        records = [*store_outcomes(), outcome(["ST-004"], result, name="m", needs=["durable"])]
+        results = build_results(records, catalogue(), header())
+        rule = _by_id(results)["ST-004"]
+        assert (rule.verdict, rule.measured) == ("informational", measured)
+        assert rule.reason.startswith(
+            "not claimed (the store does not declare the capability 'durable'), measured anyway"
+        )
+        assert results.footer is not None
+        assert results.footer.exit_code == 0
+        assert results.footer.scored == 3  # ST-001..ST-003; ST-004 is not counted
+        assert results.must_share == (2, 2)
+        durable = next(c for c in results.classes if c.name == "durable")
+        assert (durable.status, durable.scored) == ("not-claimed", 0)
+
+
+def test_a_kit_crash_in_an_unclaimed_rule_still_says_the_kit_failed() -> None:
+    records = [*store_outcomes(), outcome(["ST-004"], "crashed", name="m", needs=["durable"])]
+    rule = _by_id(build_results(records, catalogue(), header()))["ST-004"]
+    assert (rule.verdict, rule.kit_error) == ("error", True)

@@ -1,0 +1,97 @@
+"""A rule of a capability the store does not declare is never ``pass``, whatever
+other check named it, and gets the same verdict in every run; a rule resting on
+what the adapter supplies itself is ``adapter-provided``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform.adapters.proxy import AdapterContractError, RecordingStore
+from memconform.catalogue import load_catalogue
+from memconform.reports import build_results, exit_code
+from memconform.reports.results import Results
+from tests.bad_store_adapters import misspelt_provides
+from tests.mutant_harness import run_suite
+
+_TARGETS = ("memconform/steps/suite.py", "memconform/properties/checks.py")
+
+
+def _judge(tmp_path: Path, store: str, marks: str, **header: Any) -> Results:
+    outcomes: list[dict[str, Any]] = []
+    for n, target in enumerate(_TARGETS):
+        outcomes += run_suite(
+            target, tmp_path / str(n), "--store", store, "-m", marks,
+            "-k", "not generated_runs",  # the runtime's property: not about these rules
+        )
+    head = {
+        "subject": "store", "store": store, "capabilities": [], "kit_version": "test",
+        **header,
+    }
+    return build_results(outcomes, load_catalogue(), head)
+
+
+def _verdicts(results: Results, *ids: str) -> dict[str, str]:
+    return {r.id: r.verdict for r in results.rules if r.id in ids}
+
+
+@pytest.mark.slow
+def test_rules_of_undeclared_capabilities_are_unsupported_whether_core_passes_or_not(
+    tmp_path: Path,
+) -> None:
+    marks = "ST-003 or ST-017 or ST-021"
+    good = _judge(tmp_path / "good", "tests.bad_store_adapters:bare_core", marks)
+    bad = _judge(tmp_path / "bad", "tests.bad_store_adapters:bare_core_wrong_window", marks)
+    assert _verdicts(good, "ST-003") == {"ST-003": "pass"}
+    assert _verdicts(bad, "ST-003") == {"ST-003": "fail"}
+    for results in (good, bad):
+        assert _verdicts(results, "ST-017", "ST-021") == {
+            "ST-017": "unsupported", "ST-021": "unsupported",
+        }
+        rules = {r.id: r for r in results.rules}
+        # the property check named both rules; it does not decide them
+        assert all("properties" not in s.nodeid for s in rules["ST-017"].scenarios)
+        classes = {c.name: c.status for c in results.classes}
+        assert classes["commit-flags"] == classes["errors"] == "not-claimed"
+    same = [(r.verdict, r.reason) for r in good.rules if r.id in ("ST-017", "ST-021")]
+    assert same == [(r.verdict, r.reason) for r in bad.rules if r.id in ("ST-017", "ST-021")]
+
+
+@pytest.mark.slow
+def test_a_window_the_adapter_takes_itself_is_adapter_provided_never_pass(
+    tmp_path: Path,
+) -> None:
+    results = _judge(
+        tmp_path, "tests.bad_store_adapters:window_by_adapter", "ST-003 or ST-004 or ST-005 "
+        "or ST-006",
+    )
+    assert _verdicts(results, "ST-003", "ST-004", "ST-005", "ST-006") == {
+        "ST-003": "adapter-provided", "ST-004": "adapter-provided",
+        "ST-005": "adapter-provided", "ST-006": "pass",
+    }
+    assert results.header["store"]["provides"] == ["window"]
+    rule = next(r for r in results.rules if r.id == "ST-003")
+    assert "rests on window, which the adapter provides itself" in rule.reason
+    assert exit_code(results) == 1
+
+
+def test_an_unknown_provision_is_an_adapter_error_naming_the_known_ones() -> None:
+    with pytest.raises(AdapterContractError) as caught:
+        RecordingStore(misspelt_provides())
+    message = str(caught.value)
+    assert message.startswith("provides: ")
+    assert "'windows'" in message
+    assert "window, timestamps, ids, run-ids, rounds, turn-ids" in message
+
+
+@pytest.mark.slow
+def test_an_unknown_provision_fails_every_scenario_as_an_adapter_error(tmp_path: Path) -> None:
+    outcomes = run_suite(
+        "memconform/steps/suite.py", tmp_path, "--store",
+        "tests.bad_store_adapters:misspelt_provides", "-m", "ST-003",
+    )
+    assert outcomes
+    assert {o["outcome"] for o in outcomes} == {"error"}
+    assert "'windows'" in outcomes[0]["message"]
