@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from memconform.mutants import Mutant
-from memconform.simulator.digest import SEED_RULES
+from memconform.simulator.digest import SECRET_FAMILIES, SEED_RULES
 from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Simulator
 from memconform.simulator.strict_write import SEED, Behaviour, run
@@ -148,7 +148,7 @@ MUTANTS: list[Mutant] = [
              "Shows end users the digest text instead of a generic notice.",
              {"SW-025"}, generic_end_user_notice=False),
     _digest("sw-digest-keeps-bearer", "The digest's secret filter misses Bearer tokens.",
-            {"SW-019", "SW-024"}, bearer_tokens=False),
+            {"SW-019", "SW-024"}, secret_families=SECRET_FAMILIES - {"bearer"}),
     _digest("sw-digest-keeps-urls", "The digest keeps URLs.", {"SW-020"}, urls=False),
     _digest("sw-digest-keeps-stack-frames", "The digest keeps stack frames.",
             {"SW-021"}, stack_frames=False),

@@ -13,7 +13,15 @@ characters (the whole text, prefix included), it is cleaned in this order:
 4. fully-qualified class names (``java.net.ConnectException``) are removed.
 
 Cutting happens last, so a secret can never be split into a fragment the filter
-no longer recognises.
+no longer recognises. The filter runs once more after the stack frames and class
+names are gone, in case their removal joined a key to its value. When no link of
+the chain has text, the reason is the innermost error type's simple name, and it
+is cleaned and redacted like any other text (family ``error-type``).
+
+Every pattern is compiled by RE2 (:mod:`memconform.simulator.linear_regex`), so
+the digest takes time linear in its input; it never raises on any error object
+(deep nesting, lone surrogates and non-text fields included), and it always
+returns at most :data:`MAX_DIGEST_LENGTH` characters.
 
 An *error* is the JSON object scripts use (see
 :mod:`memconform.simulator.environment`): ``{"type", "message", "cause",
@@ -28,14 +36,22 @@ no secret filter, class names kept, the reason capped at 200 and followed by
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from memconform.simulator.linear_regex import Found, linear, text, utf8
+from memconform.simulator.secret_filter import (
+    MINIMUM_SECRET_LENGTH,
+    SECRET_FAMILIES,
+    SECRET_MARKER,
+    redact_secrets,
+)
 
 __all__ = [
     "MAX_DIGEST_LENGTH",
     "MINIMUM_SECRET_LENGTH",
+    "SECRET_FAMILIES",
     "SECRET_MARKER",
     "SEED_RULES",
     "DigestRules",
@@ -55,157 +71,109 @@ __all__ = [
 MAX_DIGEST_LENGTH = 200
 """The longest digest text, prefix included."""
 
-MINIMUM_SECRET_LENGTH = 8
-"""Values of secret-named keys shorter than this are left alone."""
-
-SECRET_MARKER = "<REDACTED>"
-"""What a redacted secret is replaced by."""
-
 URL_MARKER = "[url]"
 _ELLIPSIS = "..."
 
 Error = Mapping[str, Any]
 
-# -- the secret filter ------------------------------------------------------------------
 
-_SK_ANT = re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}")
-_SK = re.compile(r"sk-[A-Za-z0-9_\-]{20,}")
-_BEARER = re.compile(r"Bearer\s+[A-Za-z0-9\-_.+/=]{20,}")
-_SECRET_NAME = r"[A-Za-z0-9_.\-]*(?:api[_-]?key|apikey|token|secret|password|passwd|authorization)[A-Za-z0-9_.\-]*"  # noqa: E501
-_VAULT_REFERENCE = re.compile(r"\$\{(?:eddi)?vault:[^}]*\}")
-# "name": "value" and \"name\": \"value\" (escaped JSON inside a string).
-_QUOTED = re.compile(
-    r"(?P<q>\\?\")(?P<key>" + _SECRET_NAME + r")(?P=q)(?P<sep>\s*:\s*)"
-    r"(?P=q)(?P<value>(?:\\.|[^\"\\])*?)(?P=q)",
-    re.IGNORECASE,
-)
-# "name": value (unquoted JSON), name=value, name: value, each with an optional scheme word.
-_UNQUOTED = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<key>\\?\"?" + _SECRET_NAME + r"\\?\"?)(?P<sep>\s*[:=]\s*)"
-    r"(?P<scheme>(?:Basic|Bearer|Digest|Token)\s+)?"
-    r"(?P<value>(?:<REDACTED>|[^\s,;&\"'{}\[\]<>\\])+)",
-    re.IGNORECASE,
-)
-
-
-def _needs_redaction(value: str) -> bool:
-    if value == SECRET_MARKER or not value.strip():
-        return False
-    if _VAULT_REFERENCE.fullmatch(value):
-        return False
-    return len(value) >= MINIMUM_SECRET_LENGTH
-
-
-def _redact_quoted(match: re.Match[str]) -> str:
-    value = match.group("value")
-    if not _needs_redaction(value):
-        return match.group(0)
-    q = match.group("q")
-    return f"{q}{match.group('key')}{q}{match.group('sep')}{q}{SECRET_MARKER}{q}"
-
-
-def _redact_unquoted(match: re.Match[str]) -> str:
-    value = match.group("value")
-    if not _needs_redaction(value):
-        return match.group(0)
-    scheme = match.group("scheme") or ""
-    return f"{match.group('key')}{match.group('sep')}{scheme}{SECRET_MARKER}"
-
-
-def redact_secrets(text: str, *, bearer_tokens: bool = True) -> str:
-    """Replace secrets in ``text`` by :data:`SECRET_MARKER`.
-
-    Recognised: ``sk-ant-`` and ``sk-`` keys (20+ characters after the prefix),
-    ``Bearer`` tokens (20+ characters), and values of at least
-    :data:`MINIMUM_SECRET_LENGTH` characters under a secret-named key (a name
-    containing api_key, apikey, token, secret, password, passwd or
-    authorization) written as quoted or unquoted JSON, ``key=value`` or
-    ``key: value``. A whole ``${vault:…}`` reference stays legible; a value that
-    is only partly redacted is replaced whole. Redacting twice changes nothing
-    the second time. ``bearer_tokens=False`` skips the Bearer rule (a mutant).
-    """
-    text = _SK_ANT.sub("sk-ant-" + SECRET_MARKER, text)
-    text = _SK.sub("sk-" + SECRET_MARKER, text)
-    if bearer_tokens:
-        text = _BEARER.sub("Bearer " + SECRET_MARKER, text)
-    text = _QUOTED.sub(_redact_quoted, text)
-    return _UNQUOTED.sub(_redact_unquoted, text)
+def _text_of(value: Any) -> str:
+    """A field as text: a string as it is (a lone surrogate as U+FFFD), nothing as
+    empty, anything else as JSON (empty when it cannot be written, for example
+    nested too deep)."""
+    if isinstance(value, str):
+        return text(utf8(value))
+    if value is None or value is False or value == "":
+        return ""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return ""
 
 
 # -- URLs, frames, class names, provider bodies ------------------------------------------
 
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>()\[\]{}`]+")
-_URL_TRAILING = ".,;:!?"
+# The user information before an "@" may hold any character but a space, "@" or "/"
+# (a password with a parenthesis or a quote is still part of the URL).
+_URL = linear(r"\b[A-Za-z][A-Za-z0-9+.\-]*://(?:[^\s@/]*@)?[^\s\"'<>()\[\]{}`]+")
+_URL_TRAILING = b".,;:!?"
 
 
-def _url_replacement(match: re.Match[str]) -> str:
-    url = match.group(0)
+def _url_replacement(found: Found) -> bytes:
+    url = found.text()
     stripped = url.rstrip(_URL_TRAILING)
-    return URL_MARKER + url[len(stripped) :]
+    return URL_MARKER.encode() + url[len(stripped):]
 
 
-def strip_urls(text: str) -> str:
+def strip_urls(value: str) -> str:
     """Replace every URL (any ``scheme://…``, credentials included) by ``[url]``;
     trailing sentence punctuation is kept outside the marker."""
-    return _URL.sub(_url_replacement, text)
+    return _URL.replace(_url_replacement, value)
 
 
-_JAVA_FRAME = re.compile(r"\bat\s+[\w$.<>/]+\((?:[^()]*)\)")
-_JAVA_MORE = re.compile(r"\.\.\.\s*\d+\s+(?:more|common frames omitted)")
-_CAUSED_BY = re.compile(r"\b(?:Caused by|Suppressed):\s*")
-_PY_TRACEBACK = re.compile(r"Traceback \(most recent call last\):?")
-_PY_FRAME = re.compile(r"File \"[^\"\n]*\", line \d+(?:, in [\w<>.$]+)?")
-_PY_FRAME_LINE = re.compile(r"^(?P<indent>\s*)File \"[^\"\n]*\", line \d+(?:, in .*)?$")
-_PY_CHAINING = re.compile(
+_JAVA_FRAME = linear(r"\bat\s+[\w$.<>/]+\([^()]*\)")
+_JAVA_MORE = linear(r"\.\.\.\s*[0-9]+\s+(?:more|common frames omitted)")
+_CAUSED_BY = linear(r"\b(?:Caused by|Suppressed):\s*")
+_PY_TRACEBACK = linear(r"Traceback \(most recent call last\):?")
+_PY_FRAME = linear(r"File \"[^\"\n]*\", line [0-9]+(?:, in [\w<>.$]+)?")
+# A whole frame line, and the indented source line printed under it unless that
+# line is itself a frame (frame lines are first turned into a mark no source line
+# starts with).
+_PY_FRAME_LINE = linear(r"(?m)^[ \t]*File \"[^\"\n]*\", line [0-9]+(?:, in [^\n]*)?$")
+_FRAME_MARK = b"\x00frame\x00"
+_PY_SOURCE_UNDER_FRAME = linear(r"\x00frame\x00(?:\n[ \t]+[^ \t\n\x00][^\n]*)?")
+_PY_CHAINING = linear(
     r"(?:During handling of the above exception, another exception occurred|"
     r"The above exception was the direct cause of the following exception):?"
 )
-_CARETS = re.compile(r"^\s*[\^~]+\s*$")
+_CARETS = linear(r"(?m)^[ \t]*[\^~]+[ \t]*$")
 
 
-def strip_stack_frames(text: str) -> str:
+def strip_stack_frames(value: str) -> str:
     """Remove stack-frame text: Java frames (``at a.b.C.m(C.java:12)``, ``... N
     more``, ``Caused by:``) and Python tracebacks (the ``Traceback`` header,
     ``File "…", line N, in f`` with the source line printed under it, caret
     lines and the chaining sentences)."""
-    lines = text.split("\n")
-    kept: list[str] = []
-    skip_code_under: int | None = None
-    for line in lines:
-        if skip_code_under is not None:
-            indent = len(line) - len(line.lstrip())
-            skip_code_under = None
-            if line.strip() and indent > 0 and not _PY_FRAME_LINE.match(line):
-                continue
-        frame = _PY_FRAME_LINE.match(line)
-        if frame:
-            skip_code_under = len(frame.group("indent"))
-            continue
-        if _CARETS.match(line) and line.strip():
-            continue
-        kept.append(line)
-    text = "\n".join(kept)
+    data = utf8(value).replace(b"\x00", "\ufffd".encode())
+    if b'File "' in data:
+        data = _PY_FRAME_LINE.sub(_FRAME_MARK, data)
+        data = _PY_SOURCE_UNDER_FRAME.sub(b"", data)
+    data = _CARETS.sub(b"", data)
     for pattern in (_PY_TRACEBACK, _PY_FRAME, _PY_CHAINING, _JAVA_FRAME, _JAVA_MORE, _CAUSED_BY):
-        text = pattern.sub(" ", text)
-    return text
+        data = pattern.sub(b" ", data)
+    return text(data)
 
 
-_CLASS_NAME = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9_$]*(?:\.[A-Z][A-Za-z0-9_$]*)*")
-_CLASS_NAME_COLON = re.compile(
-    r"\b(?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9_$]*(?:\.[A-Z][A-Za-z0-9_$]*)*:\s*"
+_CLASS_NAME = linear(
+    r"\b(?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9_$]*(?:\.[A-Z][A-Za-z0-9_$]*)*(?::\s*)?"
 )
 
 
-def strip_class_names(text: str) -> str:
+def _class_name_replacement(found: Found) -> bytes:
+    return b""
+
+
+def strip_class_names(value: str) -> str:
     """Remove fully-qualified class names (``java.net.ConnectException``,
     ``requests.exceptions.ConnectionError``, ``a.b.Outer$Inner``) together with the
     ``: `` that follows one used as a message prefix."""
-    text = _CLASS_NAME_COLON.sub("", text)
-    return _CLASS_NAME.sub("", text)
+    return _CLASS_NAME.replace(_class_name_replacement, value)
 
 
-def _body_message(value: Any) -> str | None:
+_BODY_MESSAGE_DEPTH = 16
+"""How deep into a provider body the message is looked for."""
+
+_BODY_ATTEMPTS = 64
+"""How many embedded JSON objects one text may have decoded; past that the rest is
+left as text (still cleaned and redacted), which bounds the work on any input."""
+
+_BODY_START = linear(r"\{\s*[\"}]")
+
+
+def _body_message(value: Any, depth: int = 0) -> str | None:
     """The human message inside a decoded provider error body, if any."""
+    if depth > _BODY_MESSAGE_DEPTH:
+        return None
     if isinstance(value, Mapping):
         for key in ("message", "error_description", "detail"):
             inner = value.get(key)
@@ -215,39 +183,42 @@ def _body_message(value: Any) -> str | None:
             inner = value.get(key)
             if isinstance(inner, str) and inner.strip():
                 return inner
-            found = _body_message(inner)
+            found = _body_message(inner, depth + 1)
             if found:
                 return found
     if isinstance(value, list):
         for item in value:
-            found = _body_message(item)
+            found = _body_message(item, depth + 1)
             if found:
                 return found
     return None
 
 
-def reduce_provider_body(text: str) -> str:
-    """Replace each JSON object embedded in ``text`` that carries an error message
+def reduce_provider_body(value: str) -> str:
+    """Replace each JSON object embedded in ``value`` that carries an error message
     (``message``, ``error.message``, ``error`` as text, ``detail``, ``errors[0]``…)
-    by that message; other text is left as it is."""
+    by that message; other text is left as it is. At most 64 embedded objects are
+    decoded; one nested too deep to decode is left as text."""
     decoder = json.JSONDecoder()
     out: list[str] = []
-    i = 0
-    while i < len(text):
-        start = text.find("{", i)
-        if start < 0:
-            out.append(text[i:])
+    copied = 0
+    position = 0
+    for _ in range(_BODY_ATTEMPTS):
+        found = _BODY_START.engine.search(value, position)
+        if found is None:
             break
-        out.append(text[i:start])
+        start = found.start()
         try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            out.append("{")
-            i = start + 1
+            decoded, end = decoder.raw_decode(value, start)
+        except (ValueError, RecursionError):
+            position = start + 1
             continue
-        message = _body_message(value)
-        out.append(message if message is not None else text[start:end])
-        i = end
+        message = _body_message(decoded)
+        if message is not None:
+            out += [value[copied:start], message]
+            copied = end
+        position = end
+    out.append(value[copied:])
     return "".join(out)
 
 
@@ -267,17 +238,18 @@ def cause_chain(error: Error) -> list[Error]:
 
 
 def _simple_type(error: Error) -> str:
-    name = str(error.get("type") or "Error")
+    name = _text_of(error.get("type")) or "Error"
     return name.replace("$", ".").rsplit(".", 1)[-1] or "Error"
 
 
 def _link_text(error: Error, *, provider_body: bool) -> str:
-    message = str(error.get("message") or "")
+    message = _text_of(error.get("message"))
     body = error.get("body")
     if provider_body and isinstance(body, str) and body.strip():
+        body = _text_of(body)
         try:
             found = _body_message(json.loads(body))
-        except ValueError:
+        except (ValueError, RecursionError):
             found = None
         if found:
             return found
@@ -286,12 +258,21 @@ def _link_text(error: Error, *, provider_body: bool) -> str:
     return message
 
 
-def _collapse(text: str) -> str:
-    text = " ".join(text.split())
-    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
-    text = re.sub(r"(?:[:;,]\s*)+$", "", text)
-    text = re.sub(r"^(?:[:;,]\s*)+", "", text)
-    return text.strip()
+_SPACE_BEFORE_PUNCTUATION = linear(r"\s+([,.;:!?])")
+_TRAILING_SEPARATORS = linear(r"(?:[:;,]\s*)+\z")
+_LEADING_SEPARATORS = linear(r"\A(?:[:;,]\s*)+")
+
+
+def _punctuation(found: Found) -> bytes:
+    return found.text(1)
+
+
+def _collapse(value: str) -> str:
+    data = utf8(" ".join(value.split()))
+    data = _SPACE_BEFORE_PUNCTUATION.sub(_punctuation, data)
+    data = _TRAILING_SEPARATORS.sub(b"", data)
+    data = _LEADING_SEPARATORS.sub(b"", data)
+    return text(data).strip()
 
 
 @dataclass(frozen=True)
@@ -299,11 +280,14 @@ class DigestRules:
     """Which cleaning steps the digest applies; :data:`SEED_RULES` applies all.
 
     Each switch exists so a deliberately broken runtime (a mutant) can turn one
-    step off and show that the suite notices.
+    step off and show that the suite notices. ``secret_families`` names the
+    secret filter's families applied (see
+    :mod:`memconform.simulator.secret_filter`); ``error-type`` among them means the
+    error type, when it stands in for the reason, is cleaned too.
     """
 
     secret_filter: bool = True
-    bearer_tokens: bool = True
+    secret_families: frozenset[str] = field(default=SECRET_FAMILIES)
     urls: bool = True
     stack_frames: bool = True
     class_names: bool = True
@@ -316,16 +300,24 @@ class DigestRules:
 SEED_RULES = DigestRules()
 
 
-def _clean(text: str, rules: DigestRules, *, redact: bool) -> str:
+def _redact(value: str, rules: DigestRules) -> str:
+    return redact_secrets(value, rules.secret_families)
+
+
+def _clean(value: str, rules: DigestRules, *, redact: bool) -> str:
+    redact = redact and rules.secret_filter
     if rules.urls:
-        text = strip_urls(text)
-    if redact and rules.secret_filter:
-        text = redact_secrets(text, bearer_tokens=rules.bearer_tokens)
+        value = strip_urls(value)
+    if redact:
+        value = _redact(value, rules)
     if rules.stack_frames:
-        text = strip_stack_frames(text)
+        value = strip_stack_frames(value)
     if rules.class_names:
-        text = strip_class_names(text)
-    return _collapse(text)
+        value = strip_class_names(value)
+    value = _collapse(value)
+    if redact:
+        value = _redact(value, rules)
+    return value
 
 
 def failure_reason(error: Error, rules: DigestRules = SEED_RULES) -> str:
@@ -337,9 +329,10 @@ def failure_reason(error: Error, rules: DigestRules = SEED_RULES) -> str:
     while that link's text contains it (a wrapper that adds context such as
     ``Streaming chat failed: …``); a generic wrapper that does not repeat it
     (``Error while executing lifecycle!``) is skipped. When no link has text, the
-    reason is the innermost error type's simple name.
+    reason is the innermost error type's simple name, cleaned and redacted too.
     """
     chain = cause_chain(error) if rules.cause_chain else [error]
+    chain = [link for link in chain if isinstance(link, Mapping)]
     texts = [
         _clean(
             _link_text(link, provider_body=rules.provider_body),
@@ -350,7 +343,10 @@ def failure_reason(error: Error, rules: DigestRules = SEED_RULES) -> str:
     ]
     present = [t for t in texts if t]
     if not present:
-        return _simple_type(chain[-1]) if chain else "Error"
+        name = _simple_type(chain[-1]) if chain else "Error"
+        if "error-type" not in rules.secret_families:
+            return name
+        return _clean(name, rules, redact=rules.redact_before_cut) or "Error"
     reason = present[-1]
     for outer in reversed(present[:-1]):
         if reason in outer:
@@ -365,10 +361,10 @@ def task_uri(task_name: str) -> str:
     return task_name if task_name.startswith("eddi://") else f"eddi://{task_name}"
 
 
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: limit - len(_ELLIPSIS)].rstrip() + _ELLIPSIS
+def _cut(value: str, limit: int) -> str:
+    if len(value) <= limit:
+        return value
+    return value[: limit - len(_ELLIPSIS)].rstrip() + _ELLIPSIS
 
 
 def digest_text(task_name: str, error: Error, rules: DigestRules = SEED_RULES) -> str:
@@ -377,27 +373,27 @@ def digest_text(task_name: str, error: Error, rules: DigestRules = SEED_RULES) -
     prefix = f"Task '{task_uri(task_name)}' failed: "
     reason = failure_reason(error, rules)
     if rules.cap_whole_text:
-        text = _cut(prefix + reason, MAX_DIGEST_LENGTH)
+        result = _cut(prefix + reason, MAX_DIGEST_LENGTH)
     else:
-        text = prefix + _cut(reason, MAX_DIGEST_LENGTH)
+        result = prefix + _cut(reason, MAX_DIGEST_LENGTH)
     if not rules.redact_before_cut and rules.secret_filter:
-        text = redact_secrets(text, bearer_tokens=rules.bearer_tokens)
-    return text
+        result = _redact(result, rules)
+    return result
 
 
-_SNAPSHOT_URL = re.compile(r"https?://[^\s]+")
-_SNAPSHOT_FRAME = re.compile(r"at [a-zA-Z0-9.$]+\([^)]+\)")
+_SNAPSHOT_URL = linear(r"https?://[^\s]+")
+_SNAPSHOT_FRAME = linear(r"at [a-zA-Z0-9.$]+\([^)]+\)")
 
 
 def snapshot_digest_text(task_name: str, error: Error) -> str:
     """The EDDI snapshot's digest: the top-level message (or the simple type name
     when blank), ``http(s)`` URLs replaced, Java frames removed, no secret filter,
     class names kept, the reason cut at 200 and then followed by ``...``."""
-    message = str(error.get("message") or "")
+    message = _text_of(error.get("message"))
     if not message.strip():
         message = _simple_type(error)
-    message = _SNAPSHOT_URL.sub(URL_MARKER, message)
-    message = _SNAPSHOT_FRAME.sub("", message)
+    data = _SNAPSHOT_URL.sub(URL_MARKER.encode(), utf8(message))
+    message = text(_SNAPSHOT_FRAME.sub(b"", data))
     if len(message) > MAX_DIGEST_LENGTH:
         message = message[:MAX_DIGEST_LENGTH] + _ELLIPSIS
     return f"Task '{task_uri(task_name)}' failed: {message.strip()}"
@@ -417,4 +413,3 @@ def raw_error_text(error: Error) -> str:
         if isinstance(stack, list):
             lines.extend(f"\t{frame}" for frame in stack if isinstance(frame, str))
     return "\n".join(lines)
-
