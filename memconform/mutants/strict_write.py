@@ -17,6 +17,7 @@ from memconform.mutants import Mutant
 from memconform.simulator.digest import SECRET_FAMILIES, SEED_RULES
 from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Simulator
+from memconform.simulator.secret_filter import SEED_FAMILIES
 from memconform.simulator.strict_write import SEED, Behaviour, run
 from memconform.values import JSONValue, Message
 
@@ -87,6 +88,33 @@ def _digest(name: str, doc: str, kills: set[str], **switches: Any) -> Mutant:
     return _runtime(name, doc, kills, digest_rules=replace(SEED_RULES, **switches))
 
 
+_FILTER_GAPS: dict[str, str] = {
+    "sk-key": "sk- and sk-ant- keys",
+    "unquoted-value": "unquoted values under secret-named keys",
+    "double-quoted-value": "double-quoted values under secret-named keys",
+    "escaped-json": "values in JSON escaped inside a string",
+    "key-case": "key names that are not lower case",
+    "single-quoted-value": "apostrophe-quoted values (Python repr, YAML, libpq)",
+    "unquoted-phrase": "free text after `key:` past its first word",
+    "key-name-variant": "secret words inside longer key names, or spaced and dotted",
+    "lookalike-key-name": "key names with lookalike or invisible characters",
+    "url-userinfo": "the password of user:password@host",
+    "provider-key": "provider API keys known by their prefix",
+    "jwt": "JSON Web Tokens",
+    "private-key-block": "PEM private key blocks",
+    "basic-auth-pair": "Basic user:password pairs without a header name",
+    "error-type": "secrets in the error type that stands in for the reason",
+}
+"""Each family of the secret filter (but ``bearer``, which has its mutant already)
+and what a filter without it lets through."""
+
+
+def _filter_gap(family: str, what: str) -> Mutant:
+    rule = "SW-019" if family in SEED_FAMILIES else "SW-031"
+    return _digest(f"sw-filter-misses-{family}", f"The digest's secret filter misses {what}.",
+                   {rule}, secret_families=SECRET_FAMILIES - {family})
+
+
 MUTANTS: list[Mutant] = [
     Mutant(
         name="sw-eddi-snapshot",
@@ -149,6 +177,7 @@ MUTANTS: list[Mutant] = [
              {"SW-025"}, generic_end_user_notice=False),
     _digest("sw-digest-keeps-bearer", "The digest's secret filter misses Bearer tokens.",
             {"SW-019", "SW-024"}, secret_families=SECRET_FAMILIES - {"bearer"}),
+    *(_filter_gap(family, what) for family, what in _FILTER_GAPS.items()),
     _digest("sw-digest-keeps-urls", "The digest keeps URLs.", {"SW-020"}, urls=False),
     _digest("sw-digest-keeps-stack-frames", "The digest keeps stack frames.",
             {"SW-021"}, stack_frames=False),

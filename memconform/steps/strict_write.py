@@ -30,6 +30,7 @@ from pytest_bdd import given, parsers, then, when
 
 from memconform.adapters.contract import Capability
 from memconform.adapters.proxy import RecordingStore
+from memconform.secret_syntaxes import secret_syntax
 from memconform.simulator.environment import ScriptError
 from memconform.simulator.runtime import Runtime, observe
 from memconform.simulator.strict_write import (
@@ -251,6 +252,14 @@ def strict_write_task_fails_with(sw_script: dict[str, Any], task: str, docstring
     _add_outcome(sw_script, task, {"fail": error})
 
 
+@given(parsers.parse('the strict-write task "{task}" fails on its next call with the secret '
+                     'syntax "{syntax}"'))
+def strict_write_task_fails_with_secret(sw_script: dict[str, Any], task: str,
+                                        syntax: str) -> None:
+    """The error of the row ``syntax`` of the secret-syntax table."""
+    _add_outcome(sw_script, task, {"fail": dict(secret_syntax(syntax).error)})
+
+
 @given(parsers.parse('the strict-write task "{task}" succeeds on its next call'))
 def strict_write_task_succeeds(sw_script: dict[str, Any], task: str) -> None:
     if _task_kind(sw_script, task) == "llm":
@@ -401,6 +410,23 @@ def strict_write_error_has(sw_run: StrictWriteRun, n: int, fragment: str) -> Non
     text = _error_text(sw_run, n)
     if fragment not in text:
         raise Mismatch(f"strict-write digest of turn {n}", f"containing {fragment!r}", text)
+
+
+@then(parsers.parse('the strict-write task error of turn {n:d} keeps no secret of the syntax '
+                    '"{syntax}"'))
+def strict_write_error_keeps_no_secret(sw_run: StrictWriteRun, n: int, syntax: str) -> None:
+    text = _error_text(sw_run, n)
+    kept = [s for s in secret_syntax(syntax).secrets if s in text]
+    if kept:
+        raise Mismatch(f"strict-write digest of turn {n}", f"none of {kept!r}", text)
+
+
+@then(parsers.parse('the strict-write task error of turn {n:d} names the task "{task}"'))
+def strict_write_error_names_task(sw_run: StrictWriteRun, n: int, task: str) -> None:
+    text = _error_text(sw_run, n)
+    prefix = f"Task 'eddi://{task}' failed: "
+    if not text.startswith(prefix):
+        raise Mismatch(f"strict-write digest of turn {n}", f"starting with {prefix!r}", text)
 
 
 @then(parsers.parse("the strict-write end user sees only the generic notice in turn {n:d}"))

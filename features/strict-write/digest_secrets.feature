@@ -1,0 +1,70 @@
+Feature: Strict-write digests keep no secret, however it is written
+  A digest text has passed the secret filter before it goes anywhere. Each row
+  names one way of writing a secret from the table of secret syntaxes
+  (spec/secret-syntaxes.toml): the task fails with that row's error, and the
+  digest must keep none of the row's secrets while still naming the task. How
+  much text a runtime removes around a secret is not judged here.
+
+  Troubleshooting: a row that fails names the family of the secret filter that
+  let it through (the table's `family`); the filter document 001 names is
+  judged by SW-019, what the kit adds by SW-031 (a warning).
+
+  Background:
+    Given a strict-write agent with the pipeline:
+      | task        | kind | writes |
+      | ai.labs.llm | llm  |        |
+    And strict write is enabled with onFailure "digest"
+
+  Rule: the digest removes what the named secret filter removes
+
+    @SW-019 @commit-flags
+    Scenario Outline: Strict-write digest removes a secret written as <syntax>
+      Given the strict-write task "ai.labs.llm" fails on its next call with the secret syntax "<syntax>"
+      When the strict-write agent answers "hello"
+      Then the strict-write task error of turn 1 keeps no secret of the syntax "<syntax>"
+      And the strict-write task error of turn 1 names the task "ai.labs.llm"
+
+      Examples: what the named filter covers
+        | syntax                      |
+        | sk-key/openai               |
+        | sk-key/anthropic            |
+        | bearer                      |
+        | unquoted/equals             |
+        | unquoted/colon              |
+        | unquoted/minimum-length     |
+        | unquoted/json-number        |
+        | double-quoted/json          |
+        | double-quoted/phrase        |
+        | double-quoted/escaped-quote |
+        | escaped-json/once           |
+        | escaped-json/twice          |
+        | key-case/upper              |
+        | key-case/camel              |
+
+  Rule: the digest also removes what the named filter lets through
+
+    @SW-031 @commit-flags
+    Scenario Outline: Strict-write digest also removes a secret written as <syntax>
+      Given the strict-write task "ai.labs.llm" fails on its next call with the secret syntax "<syntax>"
+      When the strict-write agent answers "hello"
+      Then the strict-write task error of turn 1 keeps no secret of the syntax "<syntax>"
+      And the strict-write task error of turn 1 names the task "ai.labs.llm"
+
+      Examples: what the kit adds
+        | syntax                    |
+        | single-quoted/python-repr |
+        | single-quoted/yaml        |
+        | single-quoted/libpq       |
+        | unquoted-phrase           |
+        | key-name/inner-word       |
+        | key-name/spaced           |
+        | key-name/cyrillic         |
+        | key-name/zero-width       |
+        | url-userinfo              |
+        | provider-key/aws          |
+        | provider-key/github       |
+        | provider-key/google       |
+        | jwt                       |
+        | private-key-block         |
+        | basic-auth-pair           |
+        | error-type                |
