@@ -3,9 +3,14 @@
 One column per results file, headed by what it judged (store URL or runtime,
 type and version, declared capabilities, kit and catalogue versions, start
 time, completeness); one row per rule, in the catalogue order of the first
-file (rules only later files hold follow). A cell shows the verdict; a rule
-absent from a file shows ``—``. Files from different catalogue versions are
-flagged, since their verdicts may not mean the same thing.
+file (rules only later files hold follow). A cell shows the verdict, with its
+one-line reason on hover and when expanded, and links to that rule's evidence
+in that column's own report; a rule absent from a file shows ``—``. Files
+from different catalogue versions are flagged, since their verdicts may not
+mean the same thing.
+
+:func:`write_comparison` writes each column's report beside the page
+(``reports/<n>/report.html``), so every link resolves offline.
 """
 
 from __future__ import annotations
@@ -18,16 +23,25 @@ from markupsafe import Markup
 from memconform import __version__
 from memconform.reports.escaping import display_document
 from memconform.reports.exitcode import exit_code
-from memconform.reports.html import environment, inline_asset
+from memconform.reports.html import environment, inline_asset, one_line, render_html
 from memconform.reports.results import VERDICTS, Results
 
 __all__ = ["render_comparison", "write_comparison"]
 
 
-def render_comparison(results: Sequence[Results]) -> bytes:
-    """The bytes of ``compare.html`` for ``results`` (in the order given)."""
+def render_comparison(
+    results: Sequence[Results], reports: Sequence[str | None] | None = None
+) -> bytes:
+    """The bytes of ``compare.html`` for ``results`` (in the order given).
+
+    ``reports`` holds, per column, the address of that column's ``report.html``
+    relative to the page (``None``: no link); a cell links to ``#rule-<id>``
+    in it."""
     if not results:
         raise ValueError("nothing to compare: give at least one results file")
+    links = list(reports) if reports is not None else [None] * len(results)
+    if len(links) != len(results):
+        raise ValueError("give one report address (or None) per results file")
     order: dict[str, int] = {}
     texts: dict[str, tuple[str, str, str]] = {}
     for res in results:
@@ -47,6 +61,14 @@ def render_comparison(results: Sequence[Results]) -> bytes:
                 "profile": profile,
                 "text": text,
                 "verdicts": verdicts,
+                "cells": [
+                    None if rule_id not in c else {
+                        "verdict": c[rule_id].verdict,
+                        "reason": one_line(c[rule_id].reason),
+                        "href": None if link is None else f"{link}#rule-{rule_id}",
+                    }
+                    for c, link in zip(cells, links, strict=True)
+                ],
                 "differs": len(set(verdicts)) > 1,
             }
         )
@@ -70,8 +92,16 @@ def render_comparison(results: Sequence[Results]) -> bytes:
 
 
 def write_comparison(results: list[Results], out_dir: Path) -> Path:
-    """Write ``compare.html`` for ``results`` into ``out_dir``; return its path."""
+    """Write ``compare.html`` for ``results`` into ``out_dir``, with each
+    column's ``report.html`` under ``reports/<n>/`` for its cells to link to;
+    return the page's path."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    links = []
+    for n, res in enumerate(results, 1):
+        folder = out_dir / "reports" / str(n)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "report.html").write_bytes(render_html(res))
+        links.append(f"reports/{n}/report.html")
     path = out_dir / "compare.html"
-    path.write_bytes(render_comparison(results))
+    path.write_bytes(render_comparison(results, links))
     return path

@@ -31,6 +31,7 @@ from memconform.reports.results import VERDICTS, Results, RuleResult
 
 __all__ = [
     "EXIT_MEANINGS",
+    "SEVERITY",
     "branch_list",
     "element_text",
     "environment",
@@ -58,7 +59,8 @@ def element_text(value: Any) -> Markup:
 
 
 def store_call_line(entry: Any) -> str:
-    """One timeline entry as one line: ``#3 store append("t1", [..]) → None``."""
+    """One timeline entry as one line: ``#3 store append("t1", [..]) → None``;
+    named arguments (a tool call's) as ``name=value``."""
     if not isinstance(entry, dict):
         return json.dumps(entry, ensure_ascii=False, sort_keys=True)
     rest = {k: v for k, v in entry.items() if k not in ("seq", "kind", "name")}
@@ -67,6 +69,11 @@ def store_call_line(entry: Any) -> str:
     result = rest.pop("result", None) if "result" in rest else ...
     raised = rest.pop("raised", None)
     hung = rest.pop("hung", None)
+    if isinstance(args, dict):  # a tool call's named arguments: show their values
+        kwargs = {**args, **(kwargs or {})}
+        args = []
+    elif args is not None and not isinstance(args, list | tuple):
+        args = [args]
     shown = [json.dumps(a, ensure_ascii=False, sort_keys=True) for a in args or ()]
     shown += [
         f"{k}={json.dumps(v, ensure_ascii=False, sort_keys=True)}"
@@ -104,6 +111,26 @@ def branch_list(branches: Sequence[Sequence[int]]) -> str:
     return ", ".join(f"{a}→{b if b > 0 else 'exit'}" for a, b in branches)
 
 
+SEVERITY = (
+    "error", "fail", "stale", "not-run", "inconclusive", "adapter-provided", "warn", "xfail",
+    "pass", "informational", "unsupported", "not-scored",
+)
+"""The order of the rule table: what was judged first, failures on top; then
+what the run could not judge; rules it did not score last (hidden by default)."""
+
+
+def rule_order(rules: Sequence[RuleResult]) -> list[RuleResult]:
+    """``rules`` in table order: by :data:`SEVERITY`, catalogue order within one."""
+    rank = {v: n for n, v in enumerate(SEVERITY)}
+    return sorted(rules, key=lambda r: rank.get(r.verdict, len(rank)))
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def inline_asset(name: str) -> tuple[str, str]:
     """(text, CSP source) of a bundled script or style sheet."""
     return _asset(name)
@@ -129,6 +156,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["call_line"] = store_call_line
     env.filters["element_text"] = element_text
+    env.filters["one_line"] = one_line
     env.filters["line_ranges"] = line_ranges
     env.filters["branch_list"] = branch_list
     return env
@@ -152,6 +180,7 @@ def render_html(results: Results) -> bytes:
     levels = [lv for lv in ("MUST", "SHOULD", "MAY") if any(r.level == lv for r in results.rules)]
     page = environment().get_template("report.html.j2").render(
         r=results,
+        ordered=rule_order(results.rules),
         header=results.header,
         code=code,
         meaning=EXIT_MEANINGS.get(code, "unknown"),

@@ -50,11 +50,14 @@ def _details(rule: RuleResult) -> str:
     if rule.rerun:
         lines.append(f"re-run: {rule.rerun}")
     for s in rule.scenarios:
-        lines.append(f"- {s.outcome}: {s.scenario} ({s.nodeid})")
+        where = s.feature or "generated check"
+        lines.append(f"- {s.outcome}: {s.scenario} ({where}; {s.nodeid})")
+        for line in s.gherkin:
+            lines.append("  | " + line)
         if s.failing_step:
             lines.append(f"  failing step: {s.failing_step}")
-        if s.message and s.outcome != "passed":
-            lines.append("  " + s.message.replace("\n", "\n  "))
+        if s.what and s.outcome != "passed":
+            lines.append("  " + s.what.replace("\n", "\n  "))
         if s.expected is not None:
             lines.append("  expected: " + s.expected.replace("\n", "\n  "))
         if s.observed is not None:

@@ -77,8 +77,8 @@ MEASURED = ("pass", "fail", "warn", "inconclusive", "error")
 OUTCOMES = ("passed", "failed", "error", "unsupported", "inconclusive", "skipped", "crashed")
 """Scenario outcomes as the pytest plugin records them."""
 
-EVIDENCE_OUTCOMES = ("failed", "error", "crashed")
-"""Outcomes whose timeline entries are kept in full as evidence."""
+EVIDENCE_OUTCOMES = ("failed", "error", "crashed", "inconclusive")
+"""Outcomes whose timeline entries and Gherkin text are kept in full as evidence."""
 
 CLASS_STATUSES = ("achieved", "partial", "not-achieved", "not-claimed", "not-scored")
 BASELINE_STATUSES = ("applied", "stale", "expired", "not-applied")
@@ -123,10 +123,28 @@ class ScenarioEvidence:
     observed: str | None = None
     store_calls: tuple[Any, ...] = ()
     store_call_count: int = 0
+    gherkin: tuple[str, ...] = ()
+    """The scenario as Gherkin lines (title, then its steps with the outline's
+    values filled in), kept like ``store_calls``; empty for a generated check."""
+
+    @property
+    def generated(self) -> bool:
+        """Whether this is a generated (property) check rather than a Gherkin scenario."""
+        return self.feature is None
+
+    @property
+    def what(self) -> str:
+        """The message without the expected and observed values it ends with when
+        they are recorded apart (they are shown once, beside each other)."""
+        if self.expected is None and self.observed is None:
+            return self.message
+        head, found, _ = self.message.partition("\nexpected:\n")
+        return head if found else self.message
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON form."""
         return {
+            "gherkin": list(self.gherkin),
             "nodeid": self.nodeid,
             "scenario": self.scenario,
             "feature": self.feature,
@@ -426,6 +444,7 @@ _SCENARIO_KEYS = (
     "nodeid", "scenario", "feature", "outcome", "message", "failing_step", "expected",
     "observed", "store_calls", "store_call_count",
 )
+_SCENARIO_KEYS_2 = ("gherkin",)
 _BASELINE_KEYS = ("rule", "reason", "expires", "issue", "status")
 _RULE_KEYS = (
     "id", "level", "profile", "subject", "capability", "class", "source", "text", "decision",
@@ -446,8 +465,12 @@ _HEADER_KEYS = (
 _TOP_KEYS = ("format", "header", "rules", "classes", "conformance", "baseline")
 
 
-def _scenario(data: Any, path: str) -> ScenarioEvidence:
-    r = _Reader(data, path, _SCENARIO_KEYS)
+def _scenario(data: Any, path: str, version_1: bool = False) -> ScenarioEvidence:
+    added = _added(_SCENARIO_KEYS_2, version_1)
+    r = _Reader(data, path, (*_SCENARIO_KEYS, *added["required"]), added["also"])
+    gherkin = r.get("gherkin", list) or []
+    if not all(isinstance(line, str) for line in gherkin):
+        raise ResultsError(f"{path}.gherkin: expected lines of text")
     return ScenarioEvidence(
         nodeid=r.text("nodeid"),
         scenario=r.text("scenario"),
@@ -459,6 +482,7 @@ def _scenario(data: Any, path: str) -> ScenarioEvidence:
         observed=r.text("observed", nullable=True),
         store_calls=tuple(r.get("store_calls", list)),
         store_call_count=r.get("store_call_count", int),
+        gherkin=tuple(gherkin),
     )
 
 
@@ -501,7 +525,7 @@ def _rule(data: Any, path: str, version_1: bool = False) -> RuleResult:
         kit_error=r.get("kit_error", bool),
         baseline=None if raw_baseline is None else _baseline_use(raw_baseline, f"{path}.baseline"),
         scenarios=tuple(
-            _scenario(s, f"{path}.scenarios[{i}]")
+            _scenario(s, f"{path}.scenarios[{i}]", version_1)
             for i, s in enumerate(r.get("scenarios", list))
         ),
         rerun=r.text("rerun", nullable=True),

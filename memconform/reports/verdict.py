@@ -196,6 +196,8 @@ def _evidence(outcome: Mapping[str, Any]) -> ScenarioEvidence:
     raw_calls = outcome.get("store_calls") or []
     calls = list(raw_calls) if isinstance(raw_calls, list | tuple) else [raw_calls]
     kept = tuple(json_safe(calls)) if kind in EVIDENCE_OUTCOMES else ()
+    raw_gherkin = outcome.get("gherkin") or []
+    gherkin = tuple(str(line) for line in raw_gherkin) if kind in EVIDENCE_OUTCOMES else ()
     return ScenarioEvidence(
         nodeid=str(outcome.get("nodeid", "")),
         scenario=str(outcome.get("scenario", outcome.get("nodeid", ""))),
@@ -207,7 +209,14 @@ def _evidence(outcome: Mapping[str, Any]) -> ScenarioEvidence:
         observed=_text(outcome.get("observed")),
         store_calls=kept,
         store_call_count=len(calls),
+        gherkin=gherkin,
     )
+
+
+def _evidence_order(s: ScenarioEvidence) -> tuple[bool, str, str, str, str]:
+    """Gherkin scenarios before generated checks (a readable scenario heads the
+    evidence and names the reason), then by feature, node id and outcome."""
+    return (s.generated, s.feature or "", s.nodeid, s.outcome, s.message)
 
 
 def _first(scenarios: Sequence[ScenarioEvidence], outcome: str) -> ScenarioEvidence:
@@ -446,9 +455,7 @@ def build_results(
     results: list[RuleResult] = []
     not_run: list[str] = []
     for rule in catalogue:
-        entries = sorted(
-            by_rule.get(rule.id, ()), key=lambda e: (e[0].nodeid, e[0].outcome, e[0].message)
-        )
+        entries = sorted(by_rule.get(rule.id, ()), key=lambda e: _evidence_order(e[0]))
         scenarios = tuple(e[0] for e in entries)
         excluded = _scope(rule, head["subject"], selected, bool(scenarios))
         kit_error = False

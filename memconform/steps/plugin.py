@@ -213,10 +213,41 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 # -- outcome capture ------------------------------------------------------------------
 
 _STEP = pytest.StashKey[str]()
+_GHERKIN = pytest.StashKey[tuple[str, str, list[str]]]()
 _TIMELINE = pytest.StashKey[Timeline]()
 _STORE_PROVIDES = pytest.StashKey[list[str]]()
 _RUNTIME_PROVIDES = pytest.StashKey[list[str]]()
 _CAPABILITY_TAGS = frozenset(c.value for c in Capability)
+
+
+def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    request.node.stash[_GHERKIN] = _gherkin(feature, scenario)
+
+
+def _gherkin(feature: Any, scenario: Any) -> tuple[str, str, list[str]]:
+    """(scenario title, ``features/<file>:<line>``, the scenario as Gherkin lines)
+    of a pytest-bdd scenario, its outline values filled in."""
+    where = f"features/{Path(str(feature.rel_filename)).as_posix()}:{scenario.line_number}"
+    lines = [f"{scenario.keyword}: {scenario.name}"]
+    lines += [f"  {step.keyword} {step.name}" for step in scenario.steps]
+    return str(scenario.name), where, lines
+
+
+def _gherkin_of(item: pytest.Item) -> tuple[str, str, list[str]] | None:
+    """The item's scenario as the ``pytest_bdd_before_scenario`` hook saw it; for a
+    scenario that never started (its setup failed) the unrendered template."""
+    found = item.stash.get(_GHERKIN, None)
+    if found is not None:
+        return found
+    try:
+        from pytest_bdd.scenario import scenario_wrapper_template_registry
+    except ImportError:  # pragma: no cover - an older or newer pytest-bdd
+        return None
+    function = getattr(item, "function", None)
+    template = None if function is None else scenario_wrapper_template_registry.get(function)
+    if template is None:
+        return None
+    return _gherkin(template.feature, template)
 
 
 def pytest_bdd_step_error(
@@ -284,10 +315,13 @@ def pytest_runtest_makereport(
         if rules:
             outcome, message = _classify(call, report)
             timeline = item.stash.get(_TIMELINE, None)
+            gherkin = _gherkin_of(item)
             record = {
                 "nodeid": item.nodeid,
-                "scenario": getattr(item, "originalname", item.name),
-                "feature": _feature_of(item),
+                "scenario": getattr(item, "originalname", item.name)
+                if gherkin is None else gherkin[0],
+                "feature": None if gherkin is None else gherkin[1],
+                "gherkin": [] if gherkin is None else gherkin[2],
                 "rules": rules,
                 "outcome": outcome,
                 "message": message,
@@ -317,13 +351,6 @@ def _export(item: pytest.Item, rules: list[str], exc: BaseException | None) -> N
     mutant = item.config.getoption("--mutant")
     origin = f"{item.name} against {store}" + (f" (mutant {mutant})" if mutant else "")
     export_counterexample(Path(folder), item.name, rules, steps, origin)
-
-
-def _feature_of(item: pytest.Item) -> str | None:
-    scenario = getattr(getattr(item, "function", None), "__scenario__", None)
-    feature = getattr(scenario, "feature", None)
-    filename = getattr(feature, "filename", None)
-    return None if filename is None else Path(filename).as_posix()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

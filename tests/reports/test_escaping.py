@@ -194,12 +194,16 @@ def test_badge_is_well_formed_svg_with_escaped_text() -> None:
 def test_badge_states_classes_and_must_share() -> None:
     results = build_results(store_outcomes(), catalogue(), header())
     text = write_reports_bytes(results)["badge.svg"].decode("utf-8")
-    assert "memconform test-1" in text
-    assert "core, errors · MUST 100%" in text
+    assert ">2/2 classes</text>" in text
+    assert "<title>memconform test-1 · achieved: core, errors · MUST 100% (2 of 2)</title>" in text
     incomplete = build_results([outcome(["ST-001"])], catalogue(), header())
-    assert "incomplete" in write_reports_bytes(incomplete)["badge.svg"].decode("utf-8")
+    shown = write_reports_bytes(incomplete)["badge.svg"].decode("utf-8")
+    assert ">incomplete</text>" in shown
+    assert "incomplete report" in shown
     partial = build_results([outcome(["ST-001"])], catalogue(), header(selection=["ST-001"]))
-    assert "partial run · MUST 100%" in write_reports_bytes(partial)["badge.svg"].decode()
+    shown = write_reports_bytes(partial)["badge.svg"].decode()
+    assert ">partial run</text>" in shown
+    assert "partial run: no class claimed" in shown
 
 
 def test_comparison_page_escapes_every_identity(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from memconform.reports import build_results, write_comparison, write_reports
+from memconform.reports.html import rule_order
 from memconform.reports.results import Results
 from tests.reports.factory import catalogue, header, outcome, store_outcomes
 
@@ -94,8 +95,11 @@ def test_report_opens_offline_with_every_rule_and_no_errors(
     results = _results()
     path = write_reports(results, tmp_path)[1]
     view = _Page(browser, path)
-    assert view.visible_ids() == [r.id for r in results.rules]
-    assert view.page.text_content("#shown") == f"{len(results.rules)} of 8 rules shown"
+    scored = [r.id for r in rule_order(results.rules) if r.verdict != "not-scored"]
+    assert view.visible_ids() == scored
+    assert view.page.text_content("#shown") == f"{len(scored)} of 8 rules shown"
+    view.page.check("#f-unscored")
+    assert view.visible_ids() == [r.id for r in rule_order(results.rules)]
     assert view.errors == []
     assert all(url.startswith("file://") for url in view.requests), view.requests
     view.page.close()
@@ -110,13 +114,16 @@ def test_filters_by_verdict_profile_level_and_text(browser: Any, tmp_path: Path)
     assert page.text_content("#shown") == "1 of 8 rules shown"
     page.select_option("#f-verdict", "")
     page.select_option("#f-profile", "save-policy")
+    assert view.visible_ids() == ["SP-001", "SP-002"]  # SP-003 is not scored: hidden
+    page.check("#f-unscored")
     assert view.visible_ids() == ["SP-001", "SP-002", "SP-003"]
+    page.uncheck("#f-unscored")
     page.select_option("#f-level", "SHOULD")
     assert view.visible_ids() == ["SP-002"]
     page.select_option("#f-profile", "")
     page.select_option("#f-level", "")
     page.fill("#f-search", "rule st-00")
-    assert view.visible_ids() == ["ST-001", "ST-002", "ST-003", "ST-004"]
+    assert view.visible_ids() == ["ST-001", "ST-003", "ST-002", "ST-004"]  # fail, warn, pass, n/a
     page.fill("#f-search", "")
     page.click("#by-level a[data-filter-verdict='warn']")
     assert view.visible_ids() == ["ST-003"]
@@ -161,5 +168,95 @@ def test_comparison_page_filters_and_stays_inert(browser: Any, tmp_path: Path) -
     )
     assert differing == ["SP-001", "SP-002", "SW-001", "ST-001", "ST-003"]
     assert page.evaluate("typeof window.__planted") == "undefined"
+    assert view.errors == []
+    page.close()
+
+
+def _store_run() -> Results:
+    mismatch = "the messages read\nexpected:\nm1, m2, m3\nobserved:\nm3, m2, m1"
+    records = [
+        *store_outcomes(),
+        outcome(
+            ["ST-001"], "failed", name="Store window of 3 over 3 messages",
+            feature="features/store/window.feature:14", message=mismatch,
+            expected="m1, m2, m3", observed="m3, m2, m1",
+            failing_step="Then the store read returns messages 1 to 3 in append order",
+            gherkin=[
+                "Scenario Outline: Store window of 3 over 3 messages",
+                "  Given store thread \"A\" holds 3 messages",
+                "  When the newest 3 messages of store thread \"A\" are read",
+                "  Then the store read returns messages 1 to 3 in append order",
+            ],
+        ),
+        outcome(["ST-001"], "failed", name="test_transcript_answers_like_the_reference",
+                feature=None, message=mismatch, expected="m1, m2, m3", observed="m3, m2, m1"),
+    ]
+    return build_results(records, catalogue(), header(subject="store"))
+
+
+def test_a_store_run_shows_failures_first_with_their_reason_and_hides_the_unscored(
+    browser: Any, tmp_path: Path
+) -> None:
+    results = _store_run()
+    view = _Page(browser, write_reports(results, tmp_path)[1])
+    page = view.page
+    assert view.visible_ids() == ["ST-001", "ST-002", "ST-003", "ST-004"]  # fail first
+    assert page.text_content("#shown") == "4 of 8 rules shown"
+    why = page.locator("#rule-ST-001 summary .why")
+    assert why.is_visible()  # collapsed, the row still says why it failed
+    assert (why.text_content() or "").startswith(
+        "MUST broken in 2 of 4 scenarios; first “Store window of 3 over 3 messages”"
+    )
+    assert not page.locator("#rule-ST-002 summary .why").count()  # a pass needs no reason
+    page.check("#f-unscored")
+    assert view.visible_ids()[-4:] == ["SP-001", "SP-002", "SP-003", "SW-001"]
+    assert view.errors == []
+    page.close()
+
+
+def test_evidence_is_headed_by_the_gherkin_scenario_and_shows_values_once(
+    browser: Any, tmp_path: Path
+) -> None:
+    view = _Page(browser, write_reports(_store_run(), tmp_path)[1])
+    page = view.page
+    page.click("#rule-ST-001 summary")
+    heads = page.eval_on_selector_all(
+        "#rule-ST-001 .sc .head", "hs => hs.map(h => h.textContent)"
+    )
+    assert heads == [
+        "failed · Store window of 3 over 3 messages",
+        "failed · generated check test_transcript_answers_like_the_reference",
+    ]
+    first = page.locator("#rule-ST-001 .sc").first
+    assert "Scenario Outline: Store window of 3 over 3 messages" in (
+        first.locator("pre.gherkin").text_content() or ""
+    )
+    failing = first.locator("pre.gherkin span.failing").text_content() or ""
+    assert failing.strip() == "Then the store read returns messages 1 to 3 in append order"
+    shown = first.inner_text()
+    assert shown.count("m3, m2, m1") == 1  # observed once, not again inside the message
+    assert "the messages read" in shown
+    assert view.errors == []
+    page.close()
+
+
+def test_comparison_cells_give_their_reason_and_link_to_the_evidence(
+    browser: Any, tmp_path: Path
+) -> None:
+    plain = build_results(store_outcomes(), catalogue(), header())
+    path = write_comparison([plain, _store_run()], tmp_path)
+    view = _Page(browser, path)
+    page = view.page
+    row = page.locator("tr.rule", has_text="ST-001")
+    cell = row.locator("td").nth(5)
+    title = cell.locator("summary").get_attribute("title") or ""
+    assert title.startswith("MUST broken in 2 of 4 scenarios")
+    assert not cell.locator(".reason").is_visible()
+    cell.locator("summary").click()
+    assert cell.locator(".reason").is_visible()
+    cell.locator("a", has_text="evidence").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("reports/2/report.html#rule-ST-001")
+    assert page.eval_on_selector("#rule-ST-001 details", "d => d.open") is True
     assert view.errors == []
     page.close()

@@ -66,8 +66,9 @@ def test_inconclusive_in_json_html_junit_badge_and_comparison(tmp_path: Path) ->
     assert (should.get("message") or "").startswith("inconclusive: ")
 
     badge = files["badge.svg"].decode()
-    assert "errors · MUST" in badge
-    assert "core" not in badge
+    assert ">1/2 classes</text>" in badge
+    assert "achieved: errors · not achieved: core · " in badge
+    assert "· 2 inconclusive</title>" in badge
 
     compare = write_comparison([results], tmp_path / "cmp").read_text(encoding="utf-8")
     assert '<span class="verdict v-inconclusive">inconclusive</span>' in compare
@@ -144,7 +145,9 @@ def test_adapter_provided_and_informational_in_every_rendering(tmp_path: Path) -
     assert (finding.get("message") or "").startswith("informational: not claimed")
 
     badge = files["badge.svg"].decode()
-    assert "core" not in badge
+    assert ">1/2 classes</text>" in badge
+    assert "not achieved: core · MUST 50% (1 of 2) · 1 adapter-provided · " in badge
+    assert "1 informational (not claimed, not counted)</title>" in badge
 
     compare = write_comparison([results], tmp_path / "cmp").read_text(encoding="utf-8")
     assert '<span class="verdict v-adapter-provided">adapter-provided</span>' in compare
@@ -157,3 +160,29 @@ def test_an_informational_finding_alone_leaves_the_exit_code_at_0(tmp_path: Path
     data = json.loads(_written(results, tmp_path)["results.json"])
     assert data["footer"]["exit_code"] == 0
     assert data["conformance"]["achieved"] == ["core", "errors"]
+
+
+def test_the_badge_stays_badge_sized_with_every_class_achieved(tmp_path: Path) -> None:
+    import re
+    from dataclasses import replace
+
+    from memconform.catalogue import Catalogue
+    from memconform.reports.verdict import CLASSES
+
+    # a store claiming and achieving every class: one passing MUST rule each
+    rules = tuple(
+        replace(catalogue()["ST-001"], id=f"ST-{n:03d}", capability=None if c == "core" else c)
+        for n, c in enumerate(CLASSES, 1)
+    )
+    records = [outcome([r.id], name=r.id) for r in rules]
+    results = build_results(
+        records, Catalogue(rules, "1", "0"), header(capabilities=list(CLASSES[1:]))
+    )
+    assert results.achieved == list(CLASSES)
+    badge = _written(results, tmp_path)["badge.svg"].decode()
+    found = re.search(r'<svg [^>]*width="(\d+)"', badge)
+    assert found is not None
+    assert int(found.group(1)) <= 170  # shields.io sets this text in about 156 px
+    assert 'height="20"' in badge
+    assert ">9/9 classes</text>" in badge
+    assert "achieved: core, commit-flags, errors, turn-records, state, knowledge" in badge

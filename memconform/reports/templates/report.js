@@ -2,7 +2,7 @@
   "use strict";
   var rows = Array.prototype.slice.call(document.querySelectorAll("#rule-table tbody tr"));
   var haystack = rows.map(function (row) {
-    var summary = row.querySelector("summary");
+    var summary = row.querySelector("summary .text");
     return (row.id.slice(5) + " " + (summary ? summary.textContent : "")).toLowerCase();
   });
   var levels = rows.map(function (row) { return row.cells[1].textContent; });
@@ -11,15 +11,18 @@
   var profile = document.getElementById("f-profile");
   var level = document.getElementById("f-level");
   var search = document.getElementById("f-search");
+  var unscored = document.getElementById("f-unscored");
   var shown = document.getElementById("shown");
 
   function apply() {
     var v = verdict.value, p = profile.value, l = level.value;
     var q = search.value.trim().toLowerCase();
+    var all = !unscored || unscored.checked || v === "not-scored";
     var n = 0;
     for (var i = 0; i < rows.length; i++) {
       var row = rows[i];
-      var ok = (!v || row.getAttribute("data-verdict") === v) &&
+      var ok = (all || row.getAttribute("data-verdict") !== "not-scored") &&
+        (!v || row.getAttribute("data-verdict") === v) &&
         (!p || profiles[i] === p) &&
         (!l || levels[i] === l) &&
         (!q || haystack[i].indexOf(q) !== -1);
@@ -29,7 +32,9 @@
     shown.textContent = n + " of " + rows.length + " rules shown";
   }
 
-  [verdict, profile, level].forEach(function (el) { el.addEventListener("change", apply); });
+  [verdict, profile, level, unscored].forEach(function (el) {
+    if (el) { el.addEventListener("change", apply); }
+  });
   search.addEventListener("input", apply);
 
   var links = document.querySelectorAll("[data-filter-verdict]");
@@ -54,6 +59,10 @@
     var target = id ? document.getElementById(id) : null;
     if (target && target.parentNode && target.parentNode.parentNode &&
         target.parentNode.parentNode.id === "rule-table") {
+      if (unscored && target.getAttribute("data-verdict") === "not-scored") {
+        unscored.checked = true;
+        apply();
+      }
       target.hidden = false;
       var details = target.querySelector("details");
       if (details) { details.open = true; }
