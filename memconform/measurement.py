@@ -57,6 +57,7 @@ __all__ = [
     "scenario_context",
     "start",
     "start_from_argument",
+    "start_from_argv",
     "start_from_environment",
     "stop",
     "summarise",
@@ -164,6 +165,16 @@ def start_from_argument(text: str | None) -> None:
     """Start measuring when a child was given :func:`child_argument`'s value."""
     if text:
         start(Measurement.from_json(text))
+
+
+def start_from_argv(argv: Sequence[str], option: str = "--coverage") -> None:
+    """Start measuring when ``argv`` holds ``option VALUE`` (:func:`child_options`);
+    call it before the entry point's main function, whose own lines a
+    measurement started inside it would miss."""
+    for i, arg in enumerate(argv[:-1]):
+        if arg == option:
+            start_from_argument(argv[i + 1])
+            return
 
 
 def child_argument() -> str | None:

@@ -120,7 +120,6 @@ def _show(proxy: RecordingStore, args: argparse.Namespace) -> dict[str, JSONValu
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; see the module docstring."""
     args = _parser().parse_args(argv)
-    measurement.start_from_argument(args.coverage)
     showing = bool(args.show_state or args.show_facts)
     if not showing and not (args.namespace and args.job):
         print("job_resume: --namespace and --job are required to resume", file=sys.stderr)
@@ -163,4 +162,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # before main(), so that main's own lines are measured too
+    measurement.start_from_argv(sys.argv)
     raise SystemExit(main())
