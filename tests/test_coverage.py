@@ -81,7 +81,8 @@ def test_the_report_names_the_line_no_rule_reached_and_the_rules_of_its_neighbou
     tmp_path: Path,
 ) -> None:
     """ST-032 and PS-031 read back through fresh processes only: with just those
-    rules (and ST-001) selected, read_state and facts run nowhere else."""
+    rules (and ST-001 and ST-034, which read messages only) selected, read_state and
+    facts run nowhere else."""
     jsonschema = pytest.importorskip("jsonschema")
     (tmp_path / "covered_store").mkdir()
     (tmp_path / "covered_store" / "__init__.py").write_text(ADAPTER, encoding="utf-8")
@@ -89,7 +90,8 @@ def test_the_report_names_the_line_no_rule_reached_and_the_rules_of_its_neighbou
     proc = subprocess.run(
         [sys.executable, "-m", "memconform.cli", "run", "--out", str(out),
          "--store", "covered_store:open_store", "--coverage", "covered_store",
-         "--rule", "ST-001", "--rule", "ST-032", "--rule", "PS-031", "--jobs", "2"],
+         "--rule", "ST-001", "--rule", "ST-032", "--rule", "PS-031", "--rule", "ST-034",
+         "--jobs", "2"],
         capture_output=True, text=True, check=False, cwd=tmp_path,
         env={**os.environ, "CI": "true"},
     )
@@ -114,9 +116,15 @@ def test_the_report_names_the_line_no_rule_reached_and_the_rules_of_its_neighbou
         assert _rules_at(section, _line(marker)) == ["PS-031", "ST-032"], marker
     assert section["setup_only_lines"] == []
 
+    # ST-034 kills a writer in the middle of its batch: that process is not measurable
+    (killed,) = coverage["not_measured"]
+    assert killed["rules"] == ["ST-034"]
+    assert "killed" in killed["process"]
+
     page = (out / "report.html").read_text(encoding="utf-8")
     assert f"never executed</dt><dd>{unreachable}</dd>" in page
     assert f"{unreachable - 1}→{unreachable}" in page
+    assert "<strong>Not measurable:</strong>" in page
     assert "UNREACHABLE" not in page
     assert "_inner" not in page
     source_page = next((out / "coverage-html").glob("*__init___py.html"))

@@ -43,6 +43,9 @@ def test_the_default_run_passes_every_rule_and_writes_four_valid_files(tmp_path:
         assert (tmp_path / "report" / name).is_file()
     jsonschema.validate(results, json.loads(SCHEMA.read_text(encoding="utf-8")))
     assert results["footer"]["complete"] is True
+    # without --coverage nothing is measured
+    assert "coverage" not in results
+    assert not (tmp_path / "report" / "coverage-html").exists()
 
 
 @pytest.mark.slow
