@@ -15,6 +15,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memconform import __version__
+from memconform.adapters.proxy import DEFAULT_MAX_TIMEOUTS, DEFAULT_TIMEOUT
 from memconform.catalogue import PROFILES, Catalogue, CatalogueError, load_catalogue
 
 __all__ = ["EXIT_ADAPTER", "EXIT_KIT", "EXIT_OK", "EXIT_USAGE", "main"]
@@ -67,7 +69,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--certify", action="store_true", help="run everything; refuse selections")
     run.add_argument("--mutant", help="run against a deliberately broken store or runtime")
     run.add_argument("--jobs", type=int, default=1, help="parallel workers (pytest-xdist)")
-    run.add_argument("--timeout", type=float, default=30.0, help="seconds per store call")
+    run.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT,
+        help=f"seconds one store call may take (default {DEFAULT_TIMEOUT:g})",
+    )
+    run.add_argument(
+        "--max-timeouts", type=int, default=DEFAULT_MAX_TIMEOUTS, metavar="N",
+        help="stop calling a store after N timeouts in a row of one method; the rules "
+        f"not yet judged get 'error' (default {DEFAULT_MAX_TIMEOUTS}, 0: never stop)",
+    )
     run.add_argument(
         "--coverage", metavar="PACKAGE[,PACKAGE...]",
         help="measure line and branch coverage of these packages (your adapter or runtime) "
@@ -241,10 +251,15 @@ def _selection(args: argparse.Namespace, catalogue: Catalogue) -> list[str] | No
 
 
 def _identity(args: argparse.Namespace) -> dict[str, Any]:
-    """What is under test: the redacted store URL and what the store declares."""
+    """What is under test: the redacted store URL and what the store declares.
+
+    Opens the store once (and builds the runtime) before any scenario runs:
+    one that cannot be opened raises :class:`_AdapterFailure` with the cause."""
     from memconform.adapters.registry import redact_url
 
     identity: dict[str, Any] = {"runtime": args.runtime or "memconform.simulator:Simulator"}
+    if args.runtime:
+        _probe_runtime(args.runtime)
     if args.store is not None:
         identity["store"] = redact_url(args.store)
         identity.update(_probe(args.store, args.timeout))
@@ -256,7 +271,29 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _probe(url: str, timeout: float) -> dict[str, Any]:
-    """Open the store once to read its type, version and declared capabilities."""
+    """Open the store once to read its type, version and declared capabilities,
+    waiting at most ``timeout`` seconds for all of it (a hung opening is the
+    adapter's failure too)."""
+    from concurrent.futures import Future
+
+    done: Future[dict[str, Any]] = Future()
+
+    def work() -> None:
+        try:
+            done.set_result(_probe_now(url, timeout))
+        except BaseException as exc:  # handed to the caller, never lost
+            done.set_exception(exc)
+
+    threading.Thread(target=work, name="memconform-probe", daemon=True).start()
+    try:
+        return done.result(timeout=timeout)
+    except TimeoutError:
+        raise _AdapterFailure(
+            f"cannot open the store: opening it did not finish within {timeout:g} s"
+        ) from None
+
+
+def _probe_now(url: str, timeout: float) -> dict[str, Any]:
     from memconform.adapters.proxy import AdapterContractError, RecordingStore
     from memconform.adapters.registry import StoreURLError, open_store
 
@@ -264,6 +301,8 @@ def _probe(url: str, timeout: float) -> dict[str, Any]:
         store = open_store(url)
     except StoreURLError as exc:
         raise UsageError(str(exc)) from None
+    except AdapterContractError as exc:
+        raise _AdapterFailure(f"cannot open the store: {exc.problem}") from None
     except Exception as exc:
         raise _AdapterFailure(f"cannot open the store: {type(exc).__name__}: {exc}") from None
     try:
@@ -271,10 +310,17 @@ def _probe(url: str, timeout: float) -> dict[str, Any]:
         proxy.close()
     except AdapterContractError as exc:
         raise _AdapterFailure(str(exc)) from None
+    except Exception as exc:
+        raise _AdapterFailure(
+            f"capabilities: raised {type(exc).__name__}: {exc}"
+        ) from None
     finally:
         close = getattr(store, "close", None)
         if callable(close):
-            close()
+            try:
+                close()
+            except Exception as exc:
+                raise _AdapterFailure(f"close: raised {type(exc).__name__}: {exc}") from None
     return {
         "capabilities": sorted(proxy.capabilities),
         "store_provides": sorted(proxy.provides),
@@ -283,8 +329,63 @@ def _probe(url: str, timeout: float) -> dict[str, Any]:
     }
 
 
+def _probe_runtime(target: str) -> None:
+    """Build the runtime named ``module:factory`` once, as the suite will.
+
+    A name that resolves to nothing is a usage error; a module that does not
+    import, a factory that raises or an object without ``execute`` and
+    ``profiles`` is the adapter's failure."""
+    import importlib
+
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"--runtime must be module:factory, not {target!r}")
+    try:
+        factory: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise UsageError(f"cannot import {module_name!r}: {exc}") from None
+        raise _AdapterFailure(
+            f"the runtime module {module_name!r} does not import: {type(exc).__name__}: {exc}"
+        ) from None
+    except Exception as exc:
+        raise _AdapterFailure(
+            f"the runtime module {module_name!r} does not import: {type(exc).__name__}: {exc}"
+        ) from None
+    for part in attr.split("."):
+        try:
+            factory = getattr(factory, part)
+        except AttributeError:
+            raise UsageError(f"{module_name!r} has no attribute {attr!r}") from None
+    try:
+        runtime = factory()
+    except Exception as exc:
+        raise _AdapterFailure(
+            f"the runtime factory {target!r} raised {type(exc).__name__}: {exc}"
+        ) from None
+    missing_parts = [n for n in ("execute", "profiles") if not hasattr(runtime, n)]
+    if missing_parts:
+        raise _AdapterFailure(
+            f"the runtime built by {target!r} has no {' and no '.join(missing_parts)}"
+        )
+
+
 class _AdapterFailure(Exception):
-    """The store could not even be opened or announce itself (exit 3)."""
+    """The store could not even be opened or announce itself, or the runtime
+    could not be built (exit 3, every rule it would judge ``error``)."""
+
+
+def _scored_rules(
+    catalogue: Catalogue, subject: str, selection: list[str] | None
+) -> list[str]:
+    """The rules this run scores whatever the outcomes (see the reports' scope)."""
+    return [
+        r.id for r in catalogue
+        if (selection is None or r.id in selection)
+        and subject in ("both", r.subject)
+        and not r.untested
+    ]
 
 
 def _pytest_args(
@@ -304,7 +405,11 @@ def _pytest_args(
         sys.executable, *(["-P"] if shadowed else []), "-m", "pytest", str(suite), str(checks),
         "-p", "no:cacheprovider", "--rootdir", str(outcomes.parent), "-c", os.devnull,
         "--strict-markers", "-W", "error",
+        # Python's own tracebacks: pytest's long form parses the source of every
+        # frame, which costs seconds per failure when a broken store fails hundreds.
+        "--tb=native",
         "--memconform-outcomes", str(outcomes), "--memconform-timeout", str(args.timeout),
+        "--memconform-max-timeouts", str(args.max_timeouts),
     ]
     argv += ["--store", args.store or f"sqlite:///{outcomes.parent / 'memconform.db'}"]
     argv += ["--memconform-subject", _subject(args)]
@@ -342,6 +447,8 @@ def _run(args: argparse.Namespace) -> int:
     measured = _measured_packages(args)
     if args.store and args.runtime:
         raise UsageError("judge one subject at a time: give --store or --runtime, not both")
+    if args.max_timeouts < 0:
+        raise UsageError(f"--max-timeouts must be 0 (never stop) or more, not {args.max_timeouts}")
     baseline = None
     from memconform import reports
     from memconform.adapters.registry import redact_url
@@ -352,21 +459,32 @@ def _run(args: argparse.Namespace) -> int:
             reports.check_baseline(baseline, catalogue)
         except (OSError, reports.BaselineError) as exc:
             raise UsageError(f"baseline {args.baseline}: {exc}") from None
-    try:
-        identity = _identity(args)
-    except _AdapterFailure as exc:
-        # Go on: every rule that needs the store will say `error` with the cause.
-        print(f"memconform: adapter error: {exc}", file=sys.stderr)
-        identity = {
-            "runtime": args.runtime or "memconform.simulator:Simulator",
-            "store": redact_url(args.store or ""),
-            "capabilities": [],
-            "adapter_error": str(exc),
-        }
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        identity = _identity(args)
+    except _AdapterFailure as exc:
+        # Fail fast: no scenario could judge anything. Every rule the run would
+        # score gets `error` with the cause, and the report is written.
+        print(f"memconform: adapter error: {exc}", file=sys.stderr)
+        identity = {
+            "runtime": args.runtime or "memconform.simulator:Simulator",
+            "store": redact_url(args.store) if args.store else "sqlite:///<temporary file>",
+            "capabilities": [],
+            "adapter_error": str(exc),
+        }
+        failed = {
+            "nodeid": "<opening the store>" if not args.runtime else "<building the runtime>",
+            "scenario": "opening the store" if not args.runtime else "building the runtime",
+            "feature": None,
+            "rules": _scored_rules(catalogue, _subject(args), selection),
+            "outcome": "error",
+            "message": str(exc),
+        }
+        return _finish(args, catalogue, selection, baseline, identity, [failed], started)
     interactive = sys.stdout.isatty() and not os.environ.get("CI")
+    coverage = None
     with tempfile.TemporaryDirectory(prefix="memconform-") as tmp:
         outcomes_path = Path(tmp) / "outcomes.json"
         argv = _pytest_args(args, selection, outcomes_path)
@@ -396,9 +514,36 @@ def _run(args: argparse.Namespace) -> int:
             )
             return EXIT_KIT
         outcomes = json.loads(outcomes_path.read_text(encoding="utf-8"))
-        coverage = None
         if measured:
             coverage = measurement.summarise(data_dir, measured, out_dir / COVERAGE_HTML)
+    code = _finish(args, catalogue, selection, baseline, identity, outcomes, started, coverage)
+    if coverage is not None:
+        totals = coverage["totals"]
+        print(
+            f"  coverage of {', '.join(measured)}: {totals['lines_covered']}/"
+            f"{totals['statements']} lines, {totals['branches_covered']}/"
+            f"{totals['branches']} branches"
+        )
+        if coverage["source_html"]:
+            print(f"  wrote {out_dir / COVERAGE_HTML} (your source: keep it private)")
+    return code
+
+
+def _finish(
+    args: argparse.Namespace,
+    catalogue: Catalogue,
+    selection: list[str] | None,
+    baseline: Any,
+    identity: dict[str, Any],
+    outcomes: list[dict[str, Any]],
+    started: str,
+    coverage: dict[str, Any] | None = None,
+    stopped_early: str | None = None,
+) -> int:
+    """Judge ``outcomes``, write the report files, print the summary; the exit code."""
+    from memconform import reports
+
+    out_dir = Path(args.out)
     finished = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     subject = _subject(args)
     header = {
@@ -414,6 +559,7 @@ def _run(args: argparse.Namespace) -> int:
         "finished": finished,
         "selection": selection,
         "certify": bool(args.certify),
+        "stopped_early": stopped_early,
     }
     results = reports.build_results(outcomes, catalogue, header, baseline)
     if coverage is not None:
@@ -421,15 +567,6 @@ def _run(args: argparse.Namespace) -> int:
     written = reports.write_reports(results, out_dir)
     code: int = reports.exit_code(results)
     _print_summary(results, written, code)
-    if coverage is not None:
-        totals = coverage["totals"]
-        print(
-            f"  coverage of {', '.join(measured)}: {totals['lines_covered']}/"
-            f"{totals['statements']} lines, {totals['branches_covered']}/"
-            f"{totals['branches']} branches"
-        )
-        if coverage["source_html"]:
-            print(f"  wrote {out_dir / COVERAGE_HTML} (your source: keep it private)")
     return code
 
 

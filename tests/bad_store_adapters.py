@@ -38,6 +38,31 @@ class _WrongShape(MemoryStore):
         return [m.text for m in super().messages(thread_id, limit, **kw)] or ["not a message"]
 
 
+class _UnknownThreadRaises(MemoryStore):
+    """Reading a thread never written raises ``KeyError`` (a bare dict lookup),
+    where the contract asks for an empty list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._written: set[str] = set()
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        super().append(thread_id, batch)
+        self._written.add(thread_id)
+
+    def messages(  # type: ignore[override]
+        self, thread_id: str, limit: int | None = None, **kw: Any
+    ) -> list[Message]:
+        if thread_id not in self._written:
+            raise KeyError(thread_id)
+        return super().messages(thread_id, limit, **kw)
+
+
+def unknown_thread_raises() -> object:
+    """A store whose ``messages`` raises ``KeyError`` on a thread never written."""
+    return _UnknownThreadRaises()
+
+
 def no_messages() -> object:
     """A store lacking the required ``messages`` method."""
     return _NoMessages()

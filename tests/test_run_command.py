@@ -100,3 +100,113 @@ def test_a_store_that_breaks_the_contract_gives_errors_and_exit_3(tmp_path: Path
     errors = [r for r in results["rules"] if r["verdict"] == "error"]
     assert errors
     assert any("messages" in json.dumps(r) for r in errors)
+
+
+@pytest.mark.slow
+def test_a_store_raising_keyerror_on_an_unknown_thread_is_an_adapter_error(
+    tmp_path: Path,
+) -> None:
+    # ST-003's generated runs read threads through the reference runtime, where
+    # nothing judges the KeyError: it is the adapter's, never a crash of the kit
+    code, results, output = _run(
+        tmp_path, "--store", "tests.bad_store_adapters:unknown_thread_raises",
+        "--rule", "ST-003", "--rule", "ST-008",
+    )
+    assert code == 3, output
+    assert results["footer"]["kit_error"] is False
+    rules = {r["id"]: r for r in results["rules"]}
+    for rule_id in ("ST-003", "ST-008"):
+        assert rules[rule_id]["verdict"] == "error", rules[rule_id]["reason"]
+        assert rules[rule_id]["kit_error"] is False
+        assert "messages: raised KeyError" in rules[rule_id]["reason"]
+
+
+def _module(tmp_path: Path, name: str, source: str) -> dict[str, str]:
+    (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    return {"PYTHONPATH": str(tmp_path)}
+
+
+def _run_with(tmp_path: Path, env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
+    out = tmp_path / "report"
+    proc = subprocess.run(
+        [sys.executable, "-m", "memconform.cli", "run", "--out", str(out), *args],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "CI": "true", **env},
+    )
+    results_path = out / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
+    return proc.returncode, results, proc.stderr
+
+
+_NO_DEPENDENCY = "import memconform_no_such_dependency\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "cause"),
+    [
+        ("def make(:\n    pass\n", "'vendorstore' does not import: SyntaxError: invalid syntax"),
+        (_NO_DEPENDENCY, "'vendorstore' does not import: ModuleNotFoundError: No module named"),
+        ("def make():\n    raise ConnectionRefusedError('no server')\n", "ConnectionRefusedError"),
+    ],
+    ids=["syntax-error", "import-error", "factory-raises"],
+)
+def test_a_store_that_cannot_be_opened_fails_fast_with_exit_3(
+    tmp_path: Path, source: str, cause: str
+) -> None:
+    """Opened once up front: no scenario runs, every store rule is an error with
+    the cause, one line on the console, the report is written whole."""
+    env = _module(tmp_path, "vendorstore", source)
+    code, results, stderr = _run_with(tmp_path, env, "--store", "vendorstore:make")
+    assert code == 3, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("memconform: adapter error: cannot open the store")
+    assert cause in lines[0]
+    assert not (tmp_path / "report" / "pytest.log").exists()
+    store_rules = [r for r in results["rules"] if r["subject"] == "store"]
+    assert {r["verdict"] for r in store_rules} == {"error"}
+    assert all(cause in r["reason"] for r in store_rules)
+    assert results["footer"]["complete"] is True
+    assert results["footer"]["exit_code"] == 3
+
+
+def test_a_store_module_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
+    code, results, stderr = _run_with(tmp_path, {}, "--store", "memconform_no_such_store:make")
+    assert code == 5, stderr
+    assert results == {}
+
+
+def test_a_runtime_that_cannot_be_built_fails_fast_with_exit_3(tmp_path: Path) -> None:
+    env = _module(tmp_path, "vendorruntime", "def make(:\n")
+    code, results, stderr = _run_with(tmp_path, env, "--runtime", "vendorruntime:make")
+    assert code == 3, stderr
+    assert "the runtime module 'vendorruntime' does not import: SyntaxError" in stderr
+    runtime_rules = [r for r in results["rules"] if r["subject"] == "runtime"]
+    assert {r["verdict"] for r in runtime_rules} == {"error"}
+
+
+@pytest.mark.slow
+def test_a_hanging_store_ends_the_full_run_within_two_minutes_with_exit_3(
+    tmp_path: Path,
+) -> None:
+    """The store's ``messages`` never returns. With the default timeout, after
+    three hangs in a row the kit stops calling it: the rules not yet judged get
+    ``error`` with that reason, and the report is written."""
+    out = tmp_path / "report"
+    proc = subprocess.run(
+        [sys.executable, "-m", "memconform.cli", "run", "--out", str(out),
+         "--store", "tests.bad_store_adapters:hanging_messages"],
+        capture_output=True, text=True, check=False, env={**os.environ, "CI": "true"},
+        timeout=120,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["footer"]["complete"] is True
+    assert results["footer"]["kit_error"] is False
+    judged = [r for r in results["rules"] if r["verdict"] != "not-scored"]
+    assert {r["verdict"] for r in judged} <= {"pass", "unsupported", "error"}
+    stopped = [r for r in judged if "the kit stopped calling the store after messages did not "
+               "return within 20 s 3 times in a row" in r["reason"]]
+    assert len(stopped) >= len(judged) // 2, [r["reason"] for r in judged]
+    for name in ("report.html", "junit.xml", "badge.svg"):
+        assert (out / name).is_file()

@@ -6,12 +6,20 @@ on a :class:`~memconform.timeline.Timeline`, runs each call in a worker thread
 with a timeout, and checks the shape of every answer. When the adapter itself
 breaks the contract (a missing method, a wrong shape, a hang) it raises
 :class:`AdapterContractError`, which the kit reports as the verdict ``error``.
-Exceptions the store raises on purpose pass through unchanged (and are logged).
+Exceptions the store raises pass through unchanged (and are logged), marked as
+the adapter's (:func:`raised_by_adapter`): a step that expects a refusal
+judges them; any other that ends a scenario is an adapter error, never a crash
+of the kit.
+
+Every proxy of one session can share a :class:`HangGuard`: once a store method
+has hung past the timeout ``limit`` times in a row, the kit stops calling the
+store at all, so a hung adapter costs a few timeouts instead of one per call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import queue
 import threading
@@ -23,10 +31,25 @@ from memconform.adapters.contract import CAPABILITY_METHODS, Capability, provisi
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
-__all__ = ["DEFAULT_TIMEOUT", "AdapterContractError", "AdapterTimeoutError", "RecordingStore"]
+__all__ = [
+    "DEFAULT_MAX_TIMEOUTS",
+    "DEFAULT_TIMEOUT",
+    "AdapterContractError",
+    "AdapterTimeoutError",
+    "HangGuard",
+    "RecordingStore",
+    "mark_raised_by",
+    "raised_by_adapter",
+]
 
-DEFAULT_TIMEOUT = 30.0
-"""Seconds a single store call may take before the adapter counts as hung."""
+DEFAULT_TIMEOUT = 20.0
+"""Seconds a single store call may take before the adapter counts as hung (with
+three hangs in a row allowed, a hung store costs a run one minute)."""
+
+DEFAULT_MAX_TIMEOUTS = 3
+"""Timeouts in a row of one store method after which the kit stops calling the store."""
+
+_ORIGIN = "_memconform_raised_by"
 
 T = TypeVar("T")
 
@@ -45,6 +68,59 @@ class AdapterContractError(Exception):
 
 class AdapterTimeoutError(AdapterContractError):
     """A store call did not return within the kit's timeout."""
+
+
+def mark_raised_by(exc: BaseException, where: str) -> None:
+    """Note that ``exc`` came out of the adapter's ``where`` (a store method, or a
+    runtime's ``execute``). The first mark wins: it names the innermost call."""
+    if getattr(exc, _ORIGIN, None) is None:
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(exc, _ORIGIN, where)
+
+
+def raised_by_adapter(exc: BaseException) -> str | None:
+    """The adapter call ``exc`` came out of (see :func:`mark_raised_by`), or
+    ``None`` when the kit raised it itself."""
+    where = getattr(exc, _ORIGIN, None)
+    return where if isinstance(where, str) else None
+
+
+class _Hung(AdapterTimeoutError):
+    """The proxy itself gave up waiting for a store call."""
+
+
+class HangGuard:
+    """Counts store calls that hung, per method, across every proxy that shares it.
+
+    A method's count goes back to zero when a call of it returns (with a value
+    or an exception). When a count reaches ``limit`` (``0``: never), ``stopped``
+    says why, and every proxy sharing the guard refuses further calls at once
+    with :class:`AdapterTimeoutError`. Thread-safe; it reads no clock.
+    """
+
+    def __init__(self, limit: int = DEFAULT_MAX_TIMEOUTS) -> None:
+        if limit < 0:
+            raise ValueError("limit must be 0 (never stop) or more")
+        self.limit = limit
+        self.stopped: str | None = None
+        self._in_a_row: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def timed_out(self, method: str, timeout: float) -> None:
+        """Count one call of ``method`` that did not return within ``timeout`` s."""
+        with self._lock:
+            count = self._in_a_row.get(method, 0) + 1
+            self._in_a_row[method] = count
+            if self.limit and count >= self.limit and self.stopped is None:
+                self.stopped = (
+                    f"the kit stopped calling the store after {method} did not return "
+                    f"within {timeout:g} s {count} times in a row"
+                )
+
+    def returned(self, method: str) -> None:
+        """A call of ``method`` returned: its count starts again."""
+        with self._lock:
+            self._in_a_row.pop(method, None)
 
 
 class _Worker:
@@ -82,6 +158,7 @@ class _Worker:
 
 
 _STOP: Future[Any] = Future()
+_MISSING = object()
 
 
 async def _await(value: Any) -> Any:
@@ -128,15 +205,23 @@ class RecordingStore:
 
     ``timeout`` is in seconds (``None`` waits forever). After a call has hung,
     every later call raises :class:`AdapterTimeoutError` at once: a hung adapter
-    is broken, and waiting again would only multiply the delay.
+    is broken, and waiting again would only multiply the delay. ``hangs`` is
+    the session's :class:`HangGuard` (none: this proxy alone remembers hangs);
+    once it has stopped, even building a proxy raises :class:`AdapterTimeoutError`.
     """
 
     def __init__(
-        self, store: object, timeline: Timeline | None = None, *, timeout: float | None = None
+        self,
+        store: object,
+        timeline: Timeline | None = None,
+        *,
+        timeout: float | None = None,
+        hangs: HangGuard | None = None,
     ) -> None:
         self.inner = store
         self.timeline = timeline if timeline is not None else Timeline()
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self.hangs = hangs
         self._worker = _Worker()
         self._hung: str | None = None
         self._closed = False
@@ -146,13 +231,13 @@ class RecordingStore:
     # -- plumbing -----------------------------------------------------------------
 
     def _read_capabilities(self) -> frozenset[str]:
-        if not hasattr(self.inner, "capabilities"):
+        def read() -> Any:
+            declared = getattr(self.inner, "capabilities", _MISSING)
+            return declared() if callable(declared) else declared
+
+        declared = self._guarded("capabilities", read)
+        if declared is _MISSING:
             raise AdapterContractError("capabilities", "the store has no 'capabilities'")
-        declared = self.inner.capabilities
-        if callable(declared):
-            declared = declared()
-        if inspect.isawaitable(declared):
-            declared = self._worker.run(lambda: declared, self.timeout)
         if isinstance(declared, str) or not isinstance(declared, set | frozenset | list | tuple):
             raise AdapterContractError(
                 "capabilities", f"is {type(declared).__name__}, expected a set of names"
@@ -191,11 +276,37 @@ class RecordingStore:
         """Whether the store declares ``capability``."""
         return str(capability) in self.capabilities
 
-    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+    def _guarded(self, method: str, job: Callable[[], Any]) -> Any:
+        """Run ``job`` (one call of the store's ``method``) on the worker within
+        the timeout; a hang raises :class:`AdapterTimeoutError` and is counted,
+        an exception is marked as the adapter's and passed on unchanged."""
+        self._refuse_if_stopped(method)
+        try:
+            value = self._worker.run(job, self.timeout)
+        except TimeoutError:
+            self._hung = method
+            if self.hangs is not None:
+                self.hangs.timed_out(method, self.timeout)
+            raise _Hung(method, f"did not return within {self.timeout:g} s") from None
+        except Exception as exc:
+            if self.hangs is not None:
+                self.hangs.returned(method)
+            mark_raised_by(exc, method)
+            raise
+        if self.hangs is not None:
+            self.hangs.returned(method)
+        return value
+
+    def _refuse_if_stopped(self, method: str) -> None:
         if self._closed:
             raise RuntimeError(f"{method}: the recording proxy is closed")
+        if self.hangs is not None and self.hangs.stopped is not None:
+            raise AdapterTimeoutError(method, f"not called: {self.hangs.stopped}")
         if self._hung is not None:
             raise AdapterTimeoutError(method, f"not called: {self._hung} hung earlier")
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        self._refuse_if_stopped(method)
         fn = getattr(self.inner, method, None)
         if not callable(fn):
             raise AdapterContractError(method, "method is missing")
@@ -203,13 +314,10 @@ class RecordingStore:
         if kwargs:
             entry_args["kwargs"] = {k: _describe(v) for k, v in kwargs.items()}
         try:
-            value = self._worker.run(lambda: fn(*args, **kwargs), self.timeout)
-        except TimeoutError:
-            self._hung = method
+            value = self._guarded(method, lambda: fn(*args, **kwargs))
+        except _Hung:
             self.timeline.add("store", method, **entry_args, hung=True)
-            raise AdapterTimeoutError(
-                method, f"did not return within {self.timeout:g} s"
-            ) from None
+            raise
         except Exception as exc:
             self.timeline.add(
                 "store", method, **entry_args,

@@ -8,6 +8,12 @@ query as keyword arguments, each value a string:
 ``open_store(path="/tmp/s.db", mode="wal")``) and any scheme another package registers in the
 ``memconform.stores`` entry-point group (the entry point names the scheme and
 points at a callable taking the URL).
+
+A URL that names nothing (an unknown scheme, a module or attribute that does
+not exist) raises :class:`StoreURLError`, a usage error. A store module that
+exists but does not import (a ``SyntaxError``, an ``ImportError`` inside it)
+is a broken adapter: :class:`~memconform.adapters.proxy.AdapterContractError`
+for the method ``open``, naming the module and the cause.
 """
 
 from __future__ import annotations
@@ -67,8 +73,13 @@ def _load(target: str) -> Callable[..., object]:
     module_name, _, attr = target.partition(":")
     try:
         obj: object = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise StoreURLError(f"cannot import {module_name!r}: {exc}") from exc
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise StoreURLError(f"cannot import {module_name!r}: {exc}") from exc
+        raise _broken_module(module_name, exc) from exc
+    except Exception as exc:  # SyntaxError, an ImportError inside, anything at import
+        raise _broken_module(module_name, exc) from exc
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -91,6 +102,14 @@ def factory_arguments(query: str) -> dict[str, str]:
             raise StoreURLError(f"query parameter {key!r} is given twice")
         kwargs[key] = value
     return kwargs
+
+
+def _broken_module(module_name: str, exc: BaseException) -> Exception:
+    from memconform.adapters.proxy import AdapterContractError
+
+    return AdapterContractError(
+        "open", f"the store module {module_name!r} does not import: {type(exc).__name__}: {exc}"
+    )
 
 
 def open_store(url: str) -> object:

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 PROTOCOL = "memconform.stdio/1"
-DEFAULT_TIMEOUT = 20.0
+DEFAULT_TIMEOUT = 15.0
 """Seconds one answer may take; below the recording proxy's own timeout, so a hung
 child is reported by the adapter, which can also stop it."""
 

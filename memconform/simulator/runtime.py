@@ -4,6 +4,8 @@ A runtime is any object with ``profiles`` (the profile names it can execute)
 and ``execute(script, env)``; the reference :class:`Simulator` is one. The kit
 builds the :class:`~memconform.simulator.environment.Environment` (and with it
 the recording proxy), so what the runtime did is observed, not self-reported.
+An exception out of a runtime other than the reference simulator is marked as
+the adapter's (see :func:`memconform.adapters.proxy.raised_by_adapter`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from memconform.adapters.proxy import RecordingStore
+from memconform.adapters.proxy import AdapterContractError, RecordingStore, mark_raised_by
 from memconform.simulator.environment import Environment, ScriptError
 from memconform.values import JSONValue
 
@@ -87,11 +89,25 @@ def observe(
     runtime: Runtime, script: Mapping[str, Any], store: RecordingStore
 ) -> dict[str, JSONValue]:
     """Execute ``script`` on ``runtime`` against ``store`` and return the observation:
-    the runtime's answer plus the kit's own ``timeline`` and ``ledger``."""
+    the runtime's answer plus the kit's own ``timeline`` and ``ledger``.
+
+    What a runtime other than :class:`Simulator` raises is passed on marked as
+    the adapter's; an answer that is not a mapping raises
+    :class:`~memconform.adapters.proxy.AdapterContractError`."""
     if script.get("schema", SCRIPT_SCHEMA) != SCRIPT_SCHEMA:
         raise ScriptError(f"schema: expected {SCRIPT_SCHEMA!r}, got {script.get('schema')!r}")
     env = Environment(script, store)
-    answer = dict(runtime.execute(script, env))
+    try:
+        raw = runtime.execute(script, env)
+    except Exception as exc:
+        if type(runtime) is not Simulator:
+            mark_raised_by(exc, "execute")
+        raise
+    if not isinstance(raw, Mapping):
+        raise AdapterContractError(
+            "execute", f"returned {type(raw).__name__}, expected a mapping (the observation)"
+        )
+    answer = dict(raw)
     return {
         "schema": OBSERVATION_SCHEMA,
         "profile": script.get("profile"),

@@ -110,7 +110,9 @@ class JobWorld:
         else:
             name, value, step = self.other_writer
             meddler = _OtherWriter(self, name, value, step)
-            proxy = RecordingStore(meddler, self.store.timeline, timeout=self.store.timeout)
+            proxy = RecordingStore(
+                meddler, self.store.timeline, timeout=self.store.timeout, hangs=self.store.hangs
+            )
             try:
                 observation = observe(self.runtime, script, proxy)
             finally:
@@ -170,7 +172,9 @@ class _OtherWriter:
         self.inner = world.raw_store
         self.world = world
         self.name, self.value, self.step = name, value, step
-        self.helper = RecordingStore(world.raw_store, timeout=world.store.timeout)
+        self.helper = RecordingStore(
+            world.raw_store, timeout=world.store.timeout, hangs=world.store.hangs
+        )
         self.done = False
 
     @property

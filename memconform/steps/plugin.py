@@ -9,6 +9,9 @@ runs its own features. Options:
 - ``--memconform-subject``: ``store``, ``runtime`` or ``both`` (default: inferred).
 - ``--memconform-outcomes PATH``: write one JSON object per scenario outcome.
 - ``--memconform-timeout SECONDS``: how long one store call may take.
+- ``--memconform-max-timeouts N``: after N timeouts in a row of one store
+  method the kit stops calling the store; every later scenario that needs it
+  ends with ``error`` at once (``0``: never stop).
 
 Step modules (``memconform.steps.<profile>``) are loaded as plugins, so their
 step definitions are visible to every feature.
@@ -32,7 +35,15 @@ from hypothesis.errors import Flaky, FlakyFailure
 
 from memconform import measurement
 from memconform.adapters.contract import Capability, provisions_of
-from memconform.adapters.proxy import DEFAULT_TIMEOUT, AdapterContractError, RecordingStore
+from memconform.adapters.proxy import (
+    DEFAULT_MAX_TIMEOUTS,
+    DEFAULT_TIMEOUT,
+    AdapterContractError,
+    AdapterTimeoutError,
+    HangGuard,
+    RecordingStore,
+    raised_by_adapter,
+)
 from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
@@ -63,6 +74,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds one store call may take",
     )
     group.addoption(
+        "--memconform-max-timeouts", type=int, default=DEFAULT_MAX_TIMEOUTS,
+        help="stop calling a store after this many timeouts in a row of one method (0: never)",
+    )
+    group.addoption(
         "--memconform-thoroughness", choices=("fast", "thorough"), default="fast",
         help="how hard the property checks search (thorough when certifying)",
     )
@@ -81,6 +96,28 @@ def step_modules() -> list[str]:
         for info in pkgutil.iter_modules(package.__path__)
         if info.name not in _NOT_STEP_MODULES and not info.name.startswith("_")
     ]
+
+
+_HANGS = pytest.StashKey[HangGuard]()
+_STORE_FIXTURES = frozenset({"store", "raw_store", "store_url"})
+
+
+def hang_guard(config: pytest.Config) -> HangGuard:
+    """The session's :class:`HangGuard`, shared by every recording proxy."""
+    guard = config.stash.get(_HANGS, None)
+    if guard is None:
+        guard = HangGuard(max(0, int(config.getoption("--memconform-max-timeouts"))))
+        config.stash[_HANGS] = guard
+    return guard
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Once the kit has stopped calling a hung store, a scenario that needs the
+    store ends with ``error`` before any of it runs."""
+    stopped = hang_guard(item.config).stopped
+    if stopped is not None and _STORE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        raise AdapterTimeoutError("store", f"not called: {stopped}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -115,6 +152,8 @@ def raw_store(request: pytest.FixtureRequest, store_url: str) -> Iterator[object
     needs it ends with the verdict ``error`` naming the cause."""
     try:
         store = open_store(store_url)
+    except AdapterContractError:
+        raise
     except Exception as exc:
         raise AdapterContractError(
             "open", f"the store could not be opened: {type(exc).__name__}: {exc}"
@@ -142,7 +181,8 @@ def namespace(request: pytest.FixtureRequest) -> str:
 def store(request: pytest.FixtureRequest, raw_store: object) -> Iterator[RecordingStore]:
     """The store under test behind the recording proxy, with a fresh timeline."""
     proxy = RecordingStore(
-        raw_store, Timeline(), timeout=request.config.getoption("--memconform-timeout")
+        raw_store, Timeline(), timeout=request.config.getoption("--memconform-timeout"),
+        hangs=hang_guard(request.config),
     )
     request.node.stash[_TIMELINE] = proxy.timeline
     request.node.stash[_STORE_PROVIDES] = sorted(proxy.provides)
@@ -162,10 +202,15 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
     target = request.config.getoption("--runtime")
     if target:
         module_name, _, attr = str(target).partition(":")
-        factory: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            factory = getattr(factory, part)
-        built: Runtime = factory()
+        try:
+            factory: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                factory = getattr(factory, part)
+            built: Runtime = factory()
+        except Exception as exc:
+            raise AdapterContractError(
+                "runtime", f"{target} could not be built: {type(exc).__name__}: {exc}"
+            ) from exc
         _runtime_provides(request.config, built)
         return built
     return Simulator()
@@ -279,11 +324,12 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
             return "inconclusive", reason.removeprefix(INCONCLUSIVE_PREFIX)
         return "skipped", reason
     exc = _first_exception(call)
-    chain = exc
-    while chain is not None:
-        if isinstance(chain, AdapterContractError):
-            return "error", str(chain)
-        chain = chain.__cause__ or chain.__context__
+    chain = _chain(exc)
+    for link in chain:
+        if isinstance(link, AdapterContractError):
+            return "error", str(link)
+    if exc is not None and raised_by_adapter(exc) is not None:
+        return "error", _adapter_raised(exc)
     if isinstance(exc, AssertionError):
         return "failed", str(exc)
     if isinstance(exc, Flaky):
@@ -295,9 +341,30 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
             "the store answered differently when the same operations were replayed "
             f"(not repeatable): {type(first).__name__}: {first}"
         )
+    for link in chain:
+        if raised_by_adapter(link) is not None:
+            return "error", _adapter_raised(link)
     if exc is not None and report.when == "call":
         return "crashed", f"{type(exc).__name__}: {exc}"
     return "crashed", str(report.longrepr)[-2000:]
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from or while handling."""
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
+
+
+def _adapter_raised(exc: BaseException) -> str:
+    """The reason of an ``error`` for an exception out of the adapter that no
+    step judged: where the rule needs another answer, it is the adapter's."""
+    return (
+        f"{raised_by_adapter(exc)}: raised {type(exc).__name__}: {exc}, "
+        "which no check of this scenario expects"
+    )
 
 
 @pytest.hookimpl(wrapper=True)

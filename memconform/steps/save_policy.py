@@ -130,7 +130,7 @@ def sp_proxies(raw_store: object, store: RecordingStore) -> Iterator[Callable[..
 
     def make(inner: object | None = None) -> RecordingStore:
         proxy = RecordingStore(raw_store if inner is None else inner, Timeline(),
-                               timeout=store.timeout)
+                               timeout=store.timeout, hangs=store.hangs)
         made.append(proxy)
         return proxy
 

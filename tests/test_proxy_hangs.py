@@ -1,0 +1,127 @@
+"""The recording proxy with a hung or raising adapter: the session's hang guard
+and the mark that says an exception came out of the adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from memconform.adapters.faults import HangingStore
+from memconform.adapters.memory import MemoryStore
+from memconform.adapters.proxy import (
+    AdapterContractError,
+    AdapterTimeoutError,
+    HangGuard,
+    RecordingStore,
+    raised_by_adapter,
+)
+from memconform.simulator.environment import ScriptError
+from memconform.simulator.runtime import SCRIPT_SCHEMA, Simulator, observe
+from memconform.values import Message
+
+
+def _batch(prefix: str) -> list[Message]:
+    return [Message(id=f"{prefix}1", role="user", text="hello")]
+
+
+def test_the_guard_stops_after_the_limit_of_timeouts_in_a_row_of_one_method() -> None:
+    guard = HangGuard(3)
+    guard.timed_out("messages", 30)
+    guard.timed_out("messages", 30)
+    guard.returned("append")  # another method returning does not break the run of hangs
+    assert guard.stopped is None
+    guard.timed_out("messages", 30)
+    assert guard.stopped == (
+        "the kit stopped calling the store after messages did not return within 30 s "
+        "3 times in a row"
+    )
+
+
+def test_a_return_of_the_method_starts_its_count_again() -> None:
+    guard = HangGuard(2)
+    guard.timed_out("messages", 1)
+    guard.returned("messages")
+    guard.timed_out("messages", 1)
+    assert guard.stopped is None
+
+
+def test_a_limit_of_zero_never_stops_and_a_negative_one_is_refused() -> None:
+    guard = HangGuard(0)
+    for _ in range(10):
+        guard.timed_out("append", 1)
+    assert guard.stopped is None
+    with pytest.raises(ValueError, match="limit"):
+        HangGuard(-1)
+
+
+def test_proxies_sharing_a_guard_stop_calling_a_hung_store() -> None:
+    hanging = HangingStore(MemoryStore(), methods=("messages",))
+    guard = HangGuard(2)
+    proxies = []
+    try:
+        for n in range(2):
+            proxy = RecordingStore(hanging, timeout=0.05, hangs=guard)
+            proxies.append(proxy)
+            proxy.append(f"t{n}", _batch("m"))
+            with pytest.raises(AdapterTimeoutError, match="did not return"):
+                proxy.messages(f"t{n}")
+        assert guard.stopped is not None
+        with pytest.raises(AdapterTimeoutError, match="not called: the kit stopped calling"):
+            RecordingStore(hanging, timeout=0.05, hangs=guard)
+        with pytest.raises(AdapterTimeoutError, match="not called: the kit stopped calling"):
+            proxies[0].append("t9", _batch("x"))
+    finally:
+        hanging.release()
+        for proxy in proxies:
+            proxy.close()
+
+
+class _KeyErrorStore(MemoryStore):
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        raise KeyError(thread_id)
+
+
+def test_an_exception_out_of_the_store_passes_unchanged_and_marked() -> None:
+    proxy = RecordingStore(_KeyErrorStore())
+    with pytest.raises(KeyError) as caught:
+        proxy.messages("t")
+    assert raised_by_adapter(caught.value) == "messages"
+    assert raised_by_adapter(KeyError("raised by the kit")) is None
+    proxy.close()
+
+
+class _Broken:
+    profiles = frozenset({"turns"})
+
+    def __init__(self, answer: Any = None, exc: Exception | None = None) -> None:
+        self.answer = answer
+        self.exc = exc
+
+    def execute(self, script: Mapping[str, Any], env: object) -> Any:
+        if self.exc is not None:
+            raise self.exc
+        return self.answer
+
+
+def _script() -> dict[str, Any]:
+    return {"schema": SCRIPT_SCHEMA, "profile": "turns"}
+
+
+def test_what_a_runtime_raises_is_the_adapters_and_a_wrong_answer_a_contract_error() -> None:
+    proxy = RecordingStore(MemoryStore())
+    with pytest.raises(LookupError) as caught:
+        observe(_Broken(exc=LookupError("boom")), _script(), proxy)
+    assert raised_by_adapter(caught.value) == "execute"
+    with pytest.raises(AdapterContractError, match="execute: returned list"):
+        observe(_Broken(answer=[]), _script(), proxy)
+    proxy.close()
+
+
+def test_what_the_reference_simulator_raises_stays_the_kits() -> None:
+    proxy = RecordingStore(MemoryStore())
+    with pytest.raises(ScriptError) as caught:
+        observe(Simulator(), {"schema": SCRIPT_SCHEMA, "profile": "nope"}, proxy)
+    assert raised_by_adapter(caught.value) is None
+    proxy.close()
