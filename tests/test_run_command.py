@@ -164,8 +164,12 @@ def test_a_store_that_cannot_be_opened_fails_fast_with_exit_3(
     assert cause in lines[0]
     assert not (tmp_path / "report" / "pytest.log").exists()
     store_rules = [r for r in results["rules"] if r["subject"] == "store"]
-    assert {r["verdict"] for r in store_rules} == {"error"}
-    assert all(cause in r["reason"] for r in store_rules)
+    core = [r for r in store_rules if r["capability"] is None]
+    assert core
+    assert {r["verdict"] for r in core} == {"error"}
+    assert all(cause in r["reason"] for r in core)
+    # what the store would declare is unknown: no capability rule passes either
+    assert {r["verdict"] for r in store_rules} <= {"error", "unsupported"}
     assert results["footer"]["complete"] is True
     assert results["footer"]["exit_code"] == 3
 
@@ -182,7 +186,8 @@ def test_a_runtime_that_cannot_be_built_fails_fast_with_exit_3(tmp_path: Path) -
     assert code == 3, stderr
     assert "the runtime module 'vendorruntime' does not import: SyntaxError" in stderr
     runtime_rules = [r for r in results["rules"] if r["subject"] == "runtime"]
-    assert {r["verdict"] for r in runtime_rules} == {"error"}
+    assert "pass" not in {r["verdict"] for r in runtime_rules}
+    assert "error" in {r["verdict"] for r in runtime_rules}
 
 
 @pytest.mark.slow
@@ -204,7 +209,7 @@ def test_a_hanging_store_ends_the_full_run_within_two_minutes_with_exit_3(
     assert results["footer"]["complete"] is True
     assert results["footer"]["kit_error"] is False
     judged = [r for r in results["rules"] if r["verdict"] != "not-scored"]
-    assert {r["verdict"] for r in judged} <= {"pass", "unsupported", "error"}
+    assert {r["verdict"] for r in judged} <= {"pass", "unsupported", "informational", "error"}
     stopped = [r for r in judged if "the kit stopped calling the store after messages did not "
                "return within 20 s 3 times in a row" in r["reason"]]
     assert len(stopped) >= len(judged) // 2, [r["reason"] for r in judged]
