@@ -65,6 +65,7 @@ def test_corpus_case(case: Case) -> None:
         "tokens_used=123456789 passwords_rotated_at=20261130",
         "task-runner-queue-0123456789abcdefghij is busy",
         "mailbox full at 10:30 today",
+        "environment: PWD=/srv/agent/workdir HOME=/home/agent",
     ],
 )
 def test_ordinary_words_survive(text: str) -> None:

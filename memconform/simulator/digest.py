@@ -199,6 +199,7 @@ def reduce_provider_body(value: str) -> str:
     (``message``, ``error.message``, ``error`` as text, ``detail``, ``errors[0]``…)
     by that message; other text is left as it is. At most 64 embedded objects are
     decoded; one nested too deep to decode is left as text."""
+    value = text(utf8(value))
     decoder = json.JSONDecoder()
     out: list[str] = []
     copied = 0

@@ -66,6 +66,7 @@ import binascii
 import json
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import pairwise
 
 from memconform.simulator.linear_regex import Found, linear, text, utf8
@@ -228,6 +229,7 @@ def _name_parts(name: str) -> list[str]:
     return [p.lower() for p in parts]
 
 
+@lru_cache(maxsize=4096)
 def _name_families(name: str) -> frozenset[str] | None:
     """The families needed to recognise ``name`` as secret-named, or ``None`` when
     it is not secret-named at all."""
@@ -245,6 +247,8 @@ def _name_families(name: str) -> frozenset[str] | None:
             if written != written.lower():
                 needed.add("key-case")
             return frozenset(needed)
+    if folded == "PWD":  # the shell's working directory, not a password
+        return None
     parts = _name_parts(folded)
     pairs = {a + b for a, b in pairwise(parts)}
     if _SECRET_PARTS.intersection(parts) or _SECRET_PAIRS.intersection(pairs):
@@ -353,7 +357,7 @@ class _Scanner:
             while phrase_end > run_end and data[phrase_end - 1] in b" \t":
                 phrase_end -= 1
             end = max(end, phrase_end)
-        if _exempt(data[start:run_end]) or not _long_enough(data[start:end]):
+        if not _long_enough(data[start:end]) or _exempt(data[start:run_end]):
             return max(run_end, value_at)
         if end == run_end and "unquoted-value" not in self.families:
             return max(run_end, value_at)
@@ -389,7 +393,9 @@ class _Scanner:
 
 def _exempt(value: bytes) -> bool:
     """A whole vault reference, or a value an earlier rule already redacted whole."""
-    return _VAULT_REFERENCE.fullmatch(value) or _REDACTED_VALUE.fullmatch(value)
+    if value.startswith(b"${"):
+        return _VAULT_REFERENCE.fullmatch(value)
+    return _MARKER in value and _REDACTED_VALUE.fullmatch(value)
 
 
 def _long_enough(value: bytes) -> bool:
