@@ -324,8 +324,7 @@ def _probe_now(url: str, timeout: float) -> dict[str, Any]:
     return {
         "capabilities": sorted(proxy.capabilities),
         "store_provides": sorted(proxy.provides),
-        "store_type": f"{type(store).__module__}.{type(store).__qualname__}",
-        "store_version": str(getattr(store, "version", "") or ""),
+        **_store_identity(store),
     }
 
 
@@ -369,6 +368,25 @@ def _probe_runtime(target: str) -> None:
         raise _AdapterFailure(
             f"the runtime built by {target!r} has no {' and no '.join(missing_parts)}"
         )
+
+
+def _store_identity(store: object) -> dict[str, str]:
+    """The type and version a results header names for ``store``.
+
+    A store that names itself (a stdio store's ``hello`` answer: ``name`` and
+    ``version``) is shown as it named itself, marked as an out-of-process
+    store; otherwise the adapter's Python type. A store without a version of
+    its own that ships with the kit is at the kit's version."""
+    kind = type(store)
+    own_name = getattr(store, "name", None)
+    if isinstance(own_name, str) and own_name and kind.__module__ == "memconform.adapters.stdio":
+        store_type = f"{own_name} (stdio)"
+    else:
+        store_type = f"{kind.__module__}.{kind.__qualname__}"
+    version = str(getattr(store, "version", "") or "")
+    if not version and kind.__module__.startswith("memconform."):
+        version = __version__
+    return {"store_type": store_type, "store_version": version}
 
 
 class _AdapterFailure(Exception):

@@ -150,8 +150,8 @@ class StdioStore:
     ``command`` is the program and its arguments. The child is started and
     greeted at once; a child that cannot be started or does not answer the
     greeting raises :class:`AdapterContractError` for ``hello``. Calls from
-    several threads are serialised. ``name``, ``version`` and ``capabilities``
-    are what the child declared.
+    several threads are serialised. ``name``, ``version``, ``capabilities`` and
+    ``provides`` are what the child declared.
     """
 
     def __init__(
@@ -207,9 +207,15 @@ class StdioStore:
         declared = hello.get("capabilities")
         if not isinstance(declared, list) or not all(isinstance(c, str) for c in declared):
             self._fail("hello", "capabilities must be an array of names")
+        provided = hello.get("provides", [])
+        if not isinstance(provided, list) or not all(isinstance(p, str) for p in provided):
+            self._fail("hello", "provides must be an array of names")
         self.name = str(hello.get("name", "?"))
         self.version = str(hello.get("version", "?"))
         self._capabilities = frozenset(declared)
+        self.provides = frozenset(provided)
+        """What the adapter said in ``hello`` it supplies itself (checked by the
+        recording proxy like any adapter's ``provides``)."""
 
     # -- plumbing ---------------------------------------------------------------------
 

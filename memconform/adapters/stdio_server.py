@@ -204,6 +204,7 @@ class StdioServer:
                     "name": str(getattr(self.store, "name", type(self.store).__name__)),
                     "version": str(getattr(self.store, "version", __version__)),
                     "capabilities": self._capabilities(),
+                    "provides": sorted(str(p) for p in getattr(self.store, "provides", ())),
                 },
             }
         if not self.greeted:
