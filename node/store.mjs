@@ -29,7 +29,6 @@ const CAPABILITIES = [
   "turn-records",
   "state",
   "knowledge",
-  "atomic-batch",
 ];
 const ROLES = new Set(["user", "assistant", "tool", "system"]);
 

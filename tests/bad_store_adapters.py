@@ -242,3 +242,34 @@ class _MisspeltProvides(_BareCore):
 def misspelt_provides() -> object:
     """A store naming a provision that does not exist (an adapter error)."""
     return _MisspeltProvides()
+
+
+class LockedFileStore(UnlockedFileStore):
+    """A correct file store that passes no rows through the kit's row point: each
+    append takes an exclusive lock, rewrites the whole file and renames it into
+    place, so a killed writer leaves the batch wholly there or wholly absent."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        import fcntl
+        import json
+        import os
+
+        from memconform.adapters.contract import DuplicateIdError
+
+        with open(f"{self.path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            data = self._load()
+            stored = data.setdefault(thread_id, [])
+            ids = [m.id for m in batch]
+            if len(set(ids)) != len(ids) or {m["id"] for m in stored} & set(ids):
+                raise DuplicateIdError("an id of the batch is repeated or already stored")
+            stored.extend(m.to_json() for m in batch)
+            scratch = f"{self.path}.{os.getpid()}"
+            with open(scratch, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            os.replace(scratch, self.path)
+
+
+def locked_file_store(path: str) -> object:
+    """The :class:`LockedFileStore` in the file ``path``."""
+    return LockedFileStore(path)

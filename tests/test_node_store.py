@@ -20,6 +20,7 @@ import pytest
 from memconform.adapters.stdio import StdioStore
 from memconform.values import Message
 from tests.adapters_support import (
+    NO_ROW_POINT,
     ROOT,
     StoreContract,
     check_conversation,
@@ -60,7 +61,7 @@ class TestNodeStoreContract(StoreContract):
 def test_node_store_declares_what_it_keeps(opened_store: StdioStore) -> None:
     assert opened_store.name == "memconform-node-example"
     assert opened_store.capabilities == frozenset(
-        {"commit-flags", "errors", "turn-records", "state", "knowledge", "atomic-batch"}
+        {"commit-flags", "errors", "turn-records", "state", "knowledge"}
     )
 
 
@@ -97,4 +98,4 @@ def test_node_store_answers_close_and_exits(node: str) -> None:
 
 @pytest.mark.slow
 def test_node_store_passes_the_store_features(node: str, tmp_path: Path) -> None:
-    check_store_features(f"stdio:{shlex.join([node, str(STORE)])}", tmp_path)
+    check_store_features(f"stdio:{shlex.join([node, str(STORE)])}", tmp_path, NO_ROW_POINT)

@@ -28,6 +28,7 @@ from memconform.adapters.redis import (
 from memconform.adapters.registry import StoreURLError, open_store
 from memconform.values import Message
 from tests.adapters_support import (
+    NO_ROW_POINT,
     StoreContract,
     check_store_features,
     check_writers,
@@ -257,4 +258,4 @@ def test_unknown_role_is_a_value_error_and_nothing_is_stored(opened_store: Redis
 
 @pytest.mark.slow
 def test_passes_the_store_features(redis_url: str, tmp_path: Path) -> None:
-    check_store_features(redis_url, tmp_path)
+    check_store_features(redis_url, tmp_path, NO_ROW_POINT)

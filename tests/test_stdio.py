@@ -32,6 +32,7 @@ from memconform.adapters.stdio import StdioStore, open_stdio
 from memconform.adapters.stdio_server import StdioServer, error_kind, main
 from memconform.values import Message
 from tests.adapters_support import (
+    NO_ROW_POINT,
     ROOT,
     SCHEMA_PATH,
     StoreContract,
@@ -335,7 +336,9 @@ def test_open_stdio_accepts_the_double_slash_form() -> None:
 
 @pytest.mark.slow
 def test_python_server_over_memory_passes_the_store_features(tmp_path: Path) -> None:
-    check_store_features(f"stdio:{shlex.join([*SERVER, 'memory://'])}", tmp_path)
+    check_store_features(
+        f"stdio:{shlex.join([*SERVER, 'memory://'])}", tmp_path, NO_ROW_POINT
+    )
 
 
 @pytest.mark.parametrize(

@@ -2,20 +2,22 @@ Feature: Store promises that need several processes
   Durability, concurrent writers and atomic batches under a crash can only be
   shown with real processes: the kit starts child processes that open the
   store by its URL. For built-in stores the kill lands at a known row through
-  the adapter's pause point; for other stores it is best effort, and the
-  evidence says which.
+  the adapter's pause point; for other stores the kills are timed over the
+  measured span of a large append while another process polls the thread,
+  and too few kills during an append make the result inconclusive. The
+  evidence of every verdict says how it was reached.
 
   Troubleshooting: a durable failure usually means data lives in a process
   cache; a concurrent failure means positions are computed outside the write
   transaction or batches are written row by row; an atomic failure means the
   batch is not one transaction.
 
-  Rule: What was acknowledged survives a fresh process
+  Rule: What was acknowledged survives its writer being killed
 
     @ST-032 @durable
     Scenario: Store data is read back identically by a fresh process
       Given the store claims the "durable" capability
-      When one process writes to store thread "A" and exits
+      When one process writes to store thread "A" and is killed after acknowledging
       Then a fresh process reads back everything that was acknowledged
 
   Rule: Concurrent writers lose nothing and never interleave a batch

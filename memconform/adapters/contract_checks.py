@@ -4,26 +4,30 @@ atomic-batch.
 Each check takes a store URL and a thread id (unique to the caller), starts
 fresh processes (:mod:`memconform.adapters.fresh_process`: the kit's import
 path as an argument, no environment but ``PATH``) that open the store by that
-URL (``memconform.adapters.contract_checks JOB``), and judges what a *fresh* process
-reads back. A store named ``memory://`` has nothing to share between
-processes and does not declare these capabilities.
+URL and do one job of :mod:`memconform.adapters.check_jobs`, and judges what a
+*fresh* process reads back.
 
-- :func:`check_durable`: one process writes and exits; another reads.
+- :func:`check_durable`: one process writes, acknowledges and is then killed
+  outright (SIGKILL: it never closes the store); a fresh process reads.
 - :func:`check_concurrent_writers`: first a writer is held inside its batch
   (at the adapter's row point) while a second writer appends to the same
-  thread; then several writers append at once to one shared thread and to
-  threads of their own. Nothing acknowledged may be lost, each writer's order
-  must hold, and no batch may be interleaved with another.
+  thread; then, in rounds that widen, several writers released at the same
+  instant append to one shared thread and to threads of their own. Nothing
+  acknowledged may be lost, each writer's order must hold, and no batch may
+  be interleaved with another.
 - :func:`check_atomic_batch`: a writer is killed with SIGKILL in the middle of
   a batch. For stores whose adapter calls
   :func:`memconform.adapters.faults.batch_row_pause` the kill lands before a
-  known row (deterministic); for other stores the kill lands wherever the
-  append happens to be (best effort) and the evidence says so.
+  known row. For any other store the kit measures how long a large append
+  takes and kills writers at times spread over that span until enough kills
+  landed while an append was in flight (the writer had said it started and
+  not that it returned), while a reader polls the thread being written; too
+  few such kills make the result inconclusive.
 
-Children report acknowledged writes as JSON lines on stdout. A child whose
-store call raised where the check needs success, or that hangs past the
-timeout, makes the result an adapter error (verdict ``error``) naming the
-method.
+Every result says in its evidence how it was reached (where the kills landed,
+how many writers and rounds ran). A child whose store call raised where the
+check needs success, or that hangs past the timeout, makes the result an
+adapter error (verdict ``error``) naming the method.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import os
 import select
 import signal
 import subprocess
-import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,16 +58,22 @@ _GRACE = 1.0
 """Seconds the held-writer phase lets the second writer run before releasing the
 first (a correct store may keep it waiting on a lock; that is fine)."""
 
+_SPREAD = 0.6180339887498949
+"""Kill offsets are the fractional parts of n times this (the golden ratio's
+fraction): a fixed sequence that covers the span of an append evenly."""
+
 
 @dataclass(frozen=True)
 class CheckResult:
     """The verdict of one multi-process check.
 
-    ``expected`` and ``evidence`` are human-readable; ``deterministic`` is
-    ``False`` when the check could not control where the fault landed.
-    ``adapter_error`` is ``(method, problem)`` when the store itself broke.
-    ``applicable`` is ``False`` when the check cannot judge this store at all
-    (for example, what one process writes is invisible to the next).
+    ``expected`` and ``evidence`` are human-readable; the evidence always says
+    how the result was reached. ``deterministic`` is ``False`` when the check
+    could not control where the fault landed. ``adapter_error`` is
+    ``(method, problem)`` when the store itself broke. ``conclusive`` is
+    ``False`` when the check could not exercise the promise (what one process
+    writes is invisible to the next, too few kills landed during an append):
+    neither a pass nor a failure.
     """
 
     passed: bool
@@ -71,7 +81,7 @@ class CheckResult:
     evidence: str
     deterministic: bool = True
     adapter_error: tuple[str, str] | None = None
-    applicable: bool = True
+    conclusive: bool = True
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -87,7 +97,7 @@ class _ChildError(Exception):
         self.refused = refused
 
 
-# -- the parent side ----------------------------------------------------------------------
+# -- children -------------------------------------------------------------------------------
 
 
 def _spawn(
@@ -95,14 +105,16 @@ def _spawn(
     *,
     extra_env: Mapping[str, str] | None = None,
     pass_fds: Sequence[int] = (),
+    stdin: bool = False,
 ) -> subprocess.Popen[str]:
-    """A fresh process (:mod:`memconform.adapters.fresh_process`) doing ``job``."""
+    """A fresh process doing ``job`` (:mod:`memconform.adapters.check_jobs`);
+    ``stdin``: give it a pipe to read from (else it reads nothing)."""
     measuring = measurement.child_argument()
     if measuring is not None:
         job = {**job, "coverage": measuring}
     return subprocess.Popen(
-        python_command("memconform.adapters.contract_checks", json.dumps(job)),
-        stdin=subprocess.DEVNULL,
+        python_command("memconform.adapters.check_jobs", json.dumps(job)),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -111,29 +123,54 @@ def _spawn(
     )
 
 
-def _first_line(proc: subprocess.Popen[str], timeout: float) -> str:
-    """The child's first line of output, waiting at most ``timeout`` seconds."""
+def _read_line(proc: subprocess.Popen[str], timeout: float) -> dict[str, Any] | None:
+    """The child's next JSON line, read straight from its descriptor (nothing is
+    buffered, so :func:`_finish` later sees the rest), waiting at most
+    ``timeout`` seconds; ``None`` at the end of its output or on timeout."""
     assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
-    return proc.stdout.readline() if ready else ""
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([fd], [], [], max(left, 0))
+        if not ready:
+            return None
+        chunk = os.read(fd, 1)
+        if not chunk:
+            return None
+        data += chunk
+    text = data.decode("utf-8", "replace")
+    if not text.startswith("{"):
+        return _read_line(proc, max(deadline - time.monotonic(), 0))
+    line: dict[str, Any] = json.loads(text)
+    _raise_reported(line, "")
+    return line
 
 
-def _finish(
-    proc: subprocess.Popen[str], timeout: float, what: str, already: str = ""
-) -> list[dict[str, Any]]:
-    """Wait for a child and parse its JSON lines (``already`` is output read before);
-    raise :class:`_ChildError` when it hung, reported a store error or crashed."""
+def _raise_reported(line: Mapping[str, Any], what: str) -> None:
+    if "error" in line:
+        raise _ChildError(
+            str(line.get("method", "?")),
+            f"in the {what or 'child'} process: {line['error']}",
+            refused=bool(line.get("refused")),
+        )
+
+
+def _release(proc: subprocess.Popen[str]) -> None:
+    """Write the one byte a waiting child reads (a child that has already ended
+    is fine); :func:`_finish` closes its stdin later."""
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError, OSError):
+        proc.stdin.write("g")
+        proc.stdin.flush()
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float, what: str) -> list[dict[str, Any]]:
+    """Wait for a child and parse its remaining JSON lines; raise
+    :class:`_ChildError` when it hung, reported a store error or crashed."""
     try:
-        if already:
-            # the stream was read from directly: finish reading it the same way
-            assert proc.stdout is not None
-            assert proc.stderr is not None
-            proc.wait(timeout=timeout)
-            out, err = already + proc.stdout.read(), proc.stderr.read()
-            proc.stdout.close()
-            proc.stderr.close()
-        else:
-            out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         measurement.note_killed(f"the {what} process (hung)")
@@ -143,19 +180,36 @@ def _finish(
         ) from None
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     for line in lines:
-        if "error" in line:
-            raise _ChildError(
-                str(line.get("method", "?")),
-                f"in the {what} process: {line['error']}",
-                refused=bool(line.get("refused")),
-            )
+        _raise_reported(line, what)
     if proc.returncode != 0:
         raise _ChildError("open", f"the {what} process exited {proc.returncode}: {err[-800:]}")
     return lines
 
 
+def _kill(proc: subprocess.Popen[str], what: str = "a writer killed on purpose") -> None:
+    """SIGKILL ``proc`` (already ended: nothing to do) and reap it."""
+    if proc.poll() is None:
+        measurement.note_killed(what)
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGKILL)
+    with contextlib.suppress(BrokenPipeError, OSError):
+        proc.communicate()
+
+
 def _run(job: Mapping[str, Any], timeout: float, what: str) -> list[dict[str, Any]]:
     return _finish(_spawn(job), timeout, what)
+
+
+def _read_threads(
+    url: str, mutant: str | None, timeout: float, threads: list[str], *, uncommitted: bool
+) -> dict[str, list[str]]:
+    """The message ids a fresh process reads from each of ``threads``."""
+    read = _run(
+        _job("read", url, mutant, timeout, threads=threads, include_uncommitted=uncommitted),
+        timeout * 4,
+        "reading",
+    )[-1]["read"]["messages"]
+    return {t: [m["id"] for m in ms] for t, ms in read.items()}
 
 
 def _wait_reached(fd: int, timeout: float) -> bool:
@@ -228,9 +282,13 @@ def check_durable(
     timeout: float = 30.0,
 ) -> CheckResult:
     """One process writes messages (and state and a fact, where declared) to
-    ``thread`` and exits; a fresh process must read back exactly that."""
+    ``thread``, acknowledges, and is killed with SIGKILL without closing the
+    store; a fresh process must read back exactly what was acknowledged."""
     caps = frozenset(capabilities)
-    expected = "a fresh process reads back every acknowledged write, field for field"
+    expected = (
+        "a fresh process reads back every acknowledged write, field for field, after the "
+        "writer was killed outright without closing the store"
+    )
     write = _job(
         "write-durable",
         url,
@@ -239,15 +297,24 @@ def check_durable(
         thread=thread,
         capabilities=sorted(caps),
         batches=_sample_batches(thread, caps),
+        wait_for_kill=True,
     )
+    writer = _spawn(write, stdin=True)
     try:
-        acked = _run(write, timeout * 4, "writing")[-1]["acked"]
+        line = _read_line(writer, timeout * 4)
+        if line is None or "acked" not in line:
+            _release(writer)
+            _finish(writer, timeout * 4, "writing")  # raises what went wrong, if anything
+            raise _ChildError("append", "the writing process ended without acknowledging")
+        acked = line["acked"]
+        _kill(writer)  # acknowledged, never closed: only what is really stored survives
         read = _run(
             _job("read-durable", url, mutant, timeout, thread=thread, capabilities=sorted(caps)),
             timeout * 4,
             "reading",
         )[-1]["read"]
     except _ChildError as exc:
+        _kill(writer)
         return _error_result(expected, exc)
     problems = [
         f"{part}: wrote {json.dumps(acked[part], ensure_ascii=True)[:600]}, "
@@ -255,10 +322,15 @@ def check_durable(
         for part in acked
         if acked[part] != read.get(part)
     ]
+    how = (
+        "the writer was killed with SIGKILL right after it acknowledged its writes "
+        f"({', '.join(sorted(acked))}), so it never closed the store"
+    )
     return CheckResult(
         not problems,
         expected,
-        "\n".join(problems) or "the fresh process read back everything acknowledged",
+        "\n".join([*problems, how]) if problems else
+        f"{how}; a fresh process read back everything acknowledged",
         details={"acked": acked, "read": read},
     )
 
@@ -270,66 +342,99 @@ def check_concurrent_writers(
     writers: int = 3,
     batches: int = 8,
     size: int = 3,
+    rounds: int = 2,
     mutant: str | None = None,
     timeout: float = 30.0,
 ) -> CheckResult:
-    """Held-writer phase, then ``writers`` processes appending ``batches`` batches of
-    ``size`` messages to ``thread`` (shared) and to ``thread-own-N`` (their own)."""
+    """The held-writer phase on ``thread``, then up to ``rounds`` rounds in which
+    writers released at the same instant append to a shared thread and to
+    threads of their own: round ``r`` (from 1) has ``writers * r`` writers of
+    ``batches * r`` batches of ``size`` messages. The rounds stop at the first
+    one that finds a problem."""
     expected = (
         "every acknowledged batch present, each batch contiguous, each writer's batches "
         "in the order acknowledged"
     )
     notes: list[str] = []
-    acks: list[tuple[str, int, list[str]]] = []  # (thread, writer, ids)
+    problems: list[str] = []
     try:
-        acks += _held_phase(url, thread, size, mutant, timeout, notes)
-        procs = [
-            _spawn(
-                _job(
-                    "writer",
-                    url,
-                    mutant,
-                    timeout,
-                    shared=thread,
-                    own=f"{thread}-own-{w}",
-                    writer=w,
-                    batches=batches,
-                    size=size,
-                )
+        held = _held_phase(url, thread, size, mutant, timeout, notes)
+        for r in range(1, rounds + 1):
+            shared = f"{thread}-r{r}"
+            acks = _released_round(
+                url, shared, writers * r, batches * r, size, mutant, timeout
             )
-            for w in range(2, writers + 2)
-        ]
-        for w, proc in enumerate(procs, 2):
-            for line in _finish(proc, timeout * 8, f"writer {w}"):
-                if "acked" in line:
-                    acks.append((line["thread"], w, line["acked"]))
-        threads = sorted({t for t, _, _ in acks} | {thread})
-        read = _run(
-            _job("read", url, mutant, timeout, threads=threads),
-            timeout * 4,
-            "reading",
-        )[-1]["read"]["messages"]
+            if r == 1:  # one read for the held phase and the first round
+                acks += held
+            threads = sorted({t for t, _, _ in acks} | {shared})
+            problems += _judge_concurrency(
+                acks, _read_threads(url, mutant, timeout, threads, uncommitted=False)
+            )
+            notes.append(
+                f"round {r}: {writers * r} writers released at the same instant, "
+                f"{batches * r} batches of {size} each to the shared thread and to their own"
+            )
+            if problems:
+                break
     except _ChildError as exc:
         return _error_result(expected, exc)
-    problems = _judge_concurrency(acks, {t: [m["id"] for m in ms] for t, ms in read.items()})
+    how = "; ".join(notes)
     return CheckResult(
         not problems,
         expected,
-        "\n".join(problems + notes) or "no loss, no reordering, no interleaving",
-        deterministic=not notes,
-        details={"acks": acks},
+        "\n".join([*problems, how]) if problems else
+        f"no loss, no reordering, no interleaving ({how})",
+        deterministic=not any(n.startswith("best effort") for n in notes),
     )
+
+
+def _released_round(
+    url: str, shared: str, writers: int, batches: int, size: int, mutant: str | None,
+    timeout: float,
+) -> list[tuple[str, int, list[str]]]:
+    """Start ``writers`` writers, wait until each has opened the store, release them
+    all at once and collect what they acknowledged."""
+    procs = [
+        _spawn(
+            _job(
+                "writer", url, mutant, timeout, shared=shared, own=f"{shared}-own-{w}",
+                writer=w, batches=batches, size=size, barrier=True,
+            ),
+            stdin=True,
+        )
+        for w in range(writers)
+    ]
+    acks: list[tuple[str, int, list[str]]] = []
+    try:
+        for w, proc in enumerate(procs):
+            ready = _read_line(proc, timeout * 4)
+            if ready is None:
+                _release(proc)
+                _finish(proc, timeout * 4, f"writer {w}")
+                raise _ChildError("open", f"writer {w} ended before it was ready")
+        for proc in procs:
+            _release(proc)
+        for w, proc in enumerate(procs):
+            for line in _finish(proc, timeout * 8, f"writer {w}"):
+                if "acked" in line:
+                    acks.append((line["thread"], w, line["acked"]))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                _kill(proc)
+    return acks
 
 
 def _held_phase(
     url: str, thread: str, size: int, mutant: str | None, timeout: float, notes: list[str]
 ) -> list[tuple[str, int, list[str]]]:
+    """Writer 0 is held inside its batch at the row point while writer 1 appends
+    to the same thread; then writer 0 is let go."""
     reached_r, reached_w = os.pipe()
     hold_r, hold_w = os.pipe()
+    job = {"shared": thread, "own": None, "batches": 1, "size": size}
     held = _spawn(
-        _job(
-            "writer", url, mutant, timeout, shared=thread, own=None, writer=0, batches=1, size=size
-        ),
+        _job("writer", url, mutant, timeout, writer=0, **job),
         extra_env={PAUSE_ENV: pause_env_value(1, reached_w, hold_r)},
         pass_fds=(reached_w, hold_r),
     )
@@ -337,31 +442,24 @@ def _held_phase(
     os.close(hold_r)
     other: subprocess.Popen[str] | None = None
     try:
-        if not _wait_reached(reached_r, timeout):
+        if _wait_reached(reached_r, timeout):
+            notes.append(
+                "a writer was held inside its batch at the adapter's row point while "
+                "another appended to the same thread"
+            )
+        else:
             notes.append(
                 "best effort: the store has no row point, so the first writer could not be "
                 "held inside its batch"
             )
-        other = _spawn(
-            _job(
-                "writer",
-                url,
-                mutant,
-                timeout,
-                shared=thread,
-                own=None,
-                writer=1,
-                batches=1,
-                size=size,
-            )
-        )
+        other = _spawn(_job("writer", url, mutant, timeout, writer=1, **job))
         # {"appending": ...}: it is calling append now (bounded, so the held writer's
         # own call does not time out while we wait)
-        first_line = _first_line(other, timeout / 2)
+        _read_line(other, timeout / 2)
         with contextlib.suppress(subprocess.TimeoutExpired):
             other.wait(timeout=_GRACE)  # kept waiting by the held writer's lock: allowed
     finally:
-        with contextlib.suppress(BrokenPipeError):  # the held writer may have ended already
+        with contextlib.suppress(BrokenPipeError, OSError):  # the held writer may have ended
             os.write(hold_w, b"g")
         os.close(hold_w)
         os.close(reached_r)
@@ -369,8 +467,7 @@ def _held_phase(
     for w, proc in ((0, held), (1, other)):
         if proc is None:
             continue
-        lines = _finish(proc, timeout * 4, f"writer {w}", first_line if w == 1 else "")
-        for line in lines:
+        for line in _finish(proc, timeout * 4, f"writer {w}"):
             if "acked" in line:
                 acks.append((line["thread"], w, line["acked"]))
     return acks
@@ -413,228 +510,215 @@ def check_atomic_batch(
     capabilities: Iterable[str],
     size: int = 6,
     kill_before: int = 3,
+    kills: int = 3,
+    attempts: int = 10,
+    big: int = 400,
+    text_size: int = 1024,
+    budget: float = 60.0,
     mutant: str | None = None,
     timeout: float = 30.0,
 ) -> CheckResult:
-    """Kill a writer with SIGKILL before row ``kill_before`` of a ``size``-message
-    batch; a fresh process must find the batch wholly there or wholly absent."""
-    caps = sorted(frozenset(capabilities))
-    expected = f"all {size} messages of the interrupted batch, or none of them"
+    """Kill writers with SIGKILL in the middle of a batch; another process must
+    find each batch wholly there or wholly absent.
+
+    With the adapter's row point, one kill lands before row ``kill_before`` of a
+    ``size``-message batch. Without it, batches of ``big`` messages are appended
+    and killed at times spread over the measured span of one such append, at
+    most ``attempts`` times and within ``budget`` seconds, until ``kills`` kills
+    landed while an append was in flight; a reader polls the thread being
+    written all along and must never see part of a batch."""
+    caps = frozenset(capabilities)
+    uncommitted = "commit-flags" in caps
+    expected = "every batch whose writer was killed wholly stored or wholly absent, never partly"
     probe = f"{thread}-probe"
     try:
-        _run(
-            _job(
-                "writer", url, mutant, timeout, shared=probe, own=None, writer=0, batches=1, size=1
-            ),
-            timeout * 4,
-            "probe writing",
+        pinned = _kill_at_row_point(
+            url, thread, probe, size, kill_before, uncommitted, mutant, timeout
         )
-        seen = _run(
-            _job("read", url, mutant, timeout, threads=[probe]), timeout * 4, "probe reading"
-        )
+        if pinned is None:
+            return _timed_kills(
+                url, thread, probe, kills, attempts, big, text_size, budget, uncommitted,
+                mutant, timeout, expected,
+            )
     except _ChildError as exc:
         return _error_result(expected, exc)
-    if not seen[-1]["read"]["messages"][probe]:
-        return CheckResult(
-            False,
-            expected,
-            "what one process appended was invisible to the next, so a killed writer "
-            "cannot be judged from another process",
-            applicable=False,
-        )
+    note, found = pinned
+    if found is None:
+        return _invisible(expected)
+    stored = _judge_batch([f"k{i}" for i in range(size)], found)
+    return CheckResult(
+        stored != "partly stored",
+        expected,
+        f"{note}; the batch was {stored}: {len(found)} of {size} found by another process",
+        details={"found": found},
+    )
+
+
+def _invisible(expected: str) -> CheckResult:
+    return CheckResult(
+        False,
+        expected,
+        "what one process appended was invisible to the next, so a killed writer cannot "
+        "be judged from another process",
+        conclusive=False,
+    )
+
+
+def _judge_batch(ids: list[str], found: list[str]) -> str:
+    if found == ids:
+        return "wholly stored"
+    return "wholly absent" if not found else "partly stored"
+
+
+def _kill_at_row_point(
+    url: str, thread: str, probe: str, size: int, kill_before: int, uncommitted: bool,
+    mutant: str | None, timeout: float,
+) -> tuple[str, list[str] | None] | None:
+    """Append one probe message, then kill the writer paused before row
+    ``kill_before`` of a batch; ``(how, ids found)`` (``None`` for the ids when
+    the probe was invisible to another process), or ``None`` when the store
+    never reached the row point."""
     reached_r, reached_w = os.pipe()
     hold_r, hold_w = os.pipe()
     proc = _spawn(
-        _job("kill-target", url, mutant, timeout, thread=thread, size=size, text_size=64),
-        extra_env={PAUSE_ENV: pause_env_value(kill_before, reached_w, hold_r)},
+        _job("kill-target", url, mutant, timeout, thread=thread, probe=probe, size=size,
+             text_size=64),
+        extra_env={PAUSE_ENV: pause_env_value(1 + kill_before, reached_w, hold_r)},
         pass_fds=(reached_w, hold_r),
     )
     os.close(reached_w)
     os.close(hold_r)
     try:
-        deterministic = _wait_reached(reached_r, timeout)
-        if deterministic:
-            proc.send_signal(signal.SIGKILL)
-            measurement.note_killed("the writer killed in the middle of a batch")
+        reached = _wait_reached(reached_r, timeout * 4)
+        if reached:
+            _kill(proc)
     finally:
         os.close(reached_r)
-    proc.communicate()
-    ids = [f"k{i}" for i in range(size)]
-    note = f"the writer was killed before row {kill_before} of {size} (at the adapter's row point)"
-    if not deterministic:
-        # no row point: kill as soon as the child says it is appending a large batch
-        big = max(size, 400)
-        proc = _spawn(
-            _job(
-                "kill-target",
-                url,
-                mutant,
-                timeout,
-                thread=f"{thread}-opaque",
-                size=big,
-                text_size=4096,
-            )
-        )
-        _first_line(proc, timeout)  # {"start": true}, written just before append
-        proc.send_signal(signal.SIGKILL)
-        measurement.note_killed("the writer killed while appending a large batch")
-        proc.communicate()
-        thread, ids = f"{thread}-opaque", [f"k{i}" for i in range(big)]
-        note = (
-            "best effort: the store has no row point, so the kill landed wherever the "
-            f"append of a {big}-message batch happened to be"
-        )
-    os.close(hold_w)
-    try:
-        read = _run(
-            _job(
-                "read",
-                url,
-                mutant,
-                timeout,
-                threads=[thread],
-                include_uncommitted="commit-flags" in caps,
-            ),
-            timeout * 4,
-            "reading",
-        )[-1]["read"]["messages"][thread]
-    except _ChildError as exc:
-        return _error_result(expected, exc)
-    found = [m["id"] for m in read if m["id"] in set(ids)]
-    whole = found == ids
-    passed = whole or not found
-    outcome = "wholly stored" if whole else ("wholly absent" if not found else "partly stored")
-    return CheckResult(
-        passed,
-        expected,
-        f"{note}; the batch was {outcome}: {len(found)} of {len(ids)} found",
-        deterministic=deterministic,
-        details={"found": found},
+        os.close(hold_w)
+    if not reached:
+        _finish(proc, timeout * 4, "writing")  # raises what went wrong, if anything
+        return None
+    read = _read_threads(url, mutant, timeout, [probe, thread], uncommitted=uncommitted)
+    if not read[probe]:
+        return "", None
+    ids = {f"k{i}" for i in range(size)}
+    return (
+        f"the writer was killed before row {kill_before} of {size} (at the adapter's row point)",
+        [i for i in read[thread] if i in ids],
     )
 
 
-# -- the child side -------------------------------------------------------------------------
-
-
-def _open(job: Mapping[str, Any]) -> Any:
-    from memconform.adapters.proxy import RecordingStore
-    from memconform.adapters.registry import open_store
-
-    store = open_store(job["url"])
-    if job.get("mutant"):
-        from memconform.mutants import get_mutant
-
-        mutant = get_mutant(job["mutant"])
-        if mutant.kind == "store":
-            store = mutant.build(store)
-    return store, RecordingStore(store, timeout=float(job.get("timeout", 30.0)))
-
-
-def _emit(data: Mapping[str, Any]) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=True) + "\n")
-    sys.stdout.flush()
-
-
-def _call(method: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+def _timed_kills(
+    url: str, thread: str, probe: str, kills: int, attempts: int, big: int, text_size: int,
+    budget: float, uncommitted: bool, mutant: str | None, timeout: float, expected: str,
+) -> CheckResult:
+    """Kills spread over the measured span of a ``big``-message append, with a
+    polling reader; see :func:`check_atomic_batch`."""
+    reader = _spawn(
+        _job("poll", url, mutant, timeout, probe=probe, measure=f"{thread}-measure", size=big,
+             text_size=text_size, include_uncommitted=uncommitted),
+        stdin=True,
+    )
+    assert reader.stdin is not None
+    partial: list[str] = []
+    landed: list[float] = []  # where each in-flight kill landed, as a fraction of the span
+    tried = 0
+    reads = 0
     try:
-        return fn(*args, **kwargs)
-    except Exception as exc:
-        from memconform.adapters.contract import StoreError
-
-        _emit({
-            "method": method,
-            "error": f"{type(exc).__name__}: {exc}",
-            "refused": isinstance(exc, StoreError),
-        })
-        raise SystemExit(3) from None
-
-
-def _child(job: Mapping[str, Any]) -> None:
-    from memconform.values import Fact, Message
-
-    raw, store = _call("open", _open, job)
-    kind = job["kind"]
-    if kind == "write-durable":
-        thread, caps = job["thread"], set(job["capabilities"])
-        acked: dict[str, Any] = {}
-        for batch in job["batches"]:
-            _call("append", store.append, thread, [Message.from_json(m) for m in batch])
-        acked["messages"] = [m for batch in job["batches"] for m in batch if m["committed"]]
-        if "commit-flags" in caps:
-            acked["all messages"] = [m for batch in job["batches"] for m in batch]
-        if "state" in caps:
-            scope = f"{thread}-job"
-            _call("write_state", store.write_state, scope, "plan", {"step": 1}, None)
-            entry = _call(
-                "write_state", store.write_state, scope, "plan", {"step": 2, "ok": True}, 1
+        visible = _read_line(reader, timeout * 4)
+        if visible is None:
+            _finish(reader, timeout * 4, "reading")
+            raise _ChildError("messages", "the reading process ended without reading")
+        if not visible["visible"]:
+            _finish(reader, timeout * 4, "reading")
+            return _invisible(expected)
+        measured = _read_line(reader, timeout * 4)
+        if measured is None:
+            _finish(reader, timeout * 4, "reading")
+            raise _ChildError("append", "the reading process ended without timing its append")
+        span = max(float(measured["span"]), 1e-4)
+        started = time.monotonic()
+        while (
+            not partial and len(landed) < kills and tried < attempts
+            and time.monotonic() - started < budget
+        ):
+            name = f"{thread}-kill-{tried}"
+            fraction = ((tried + 1) * _SPREAD) % 1.0
+            tried += 1
+            partial += _watch(reader, name, big, timeout)
+            proc = _spawn(
+                _job("kill-target", url, mutant, timeout, thread=name, size=big,
+                     text_size=text_size)
             )
-            acked["state"] = [entry.to_json()]
-        if "knowledge" in caps:
-            fact = Fact(
-                subject="config-location",
-                statement="settings/app.toml",
-                writer="run-1",
-                source="tool ls",
-                evidence="listing of .",
-                written_at="2026-01-01T00:00:00Z",
-                trust="untrusted",
-                origin="copied",
-                recheck_at="2026-06-01",
-            )
-            _call("put_fact", store.put_fact, f"{thread}-kb", fact)
-            acked["facts"] = [fact.to_json()]
-        _emit({"acked": acked})
-    elif kind == "read":
-        include = bool(job.get("include_uncommitted"))
-        out: dict[str, Any] = {"messages": {}}
-        for thread in job["threads"]:
-            got = _call("messages", store.messages, thread, None, include_uncommitted=include)
-            out["messages"][thread] = [m.to_json() for m in got]
-        _emit({"read": out})
-    elif kind == "read-durable":
-        thread, caps = job["thread"], set(job["capabilities"])
-        back: dict[str, Any] = {
-            "messages": [m.to_json() for m in _call("messages", store.messages, thread)]
-        }
-        if "commit-flags" in caps:
-            back["all messages"] = [
-                m.to_json()
-                for m in _call("messages", store.messages, thread, None, include_uncommitted=True)
-            ]
-        if "state" in caps:
-            entry = _call("read_state", store.read_state, f"{thread}-job", "plan")
-            back["state"] = [None if entry is None else entry.to_json()]
-        if "knowledge" in caps:
-            back["facts"] = [f.to_json() for f in _call("facts", store.facts, f"{thread}-kb")]
-        _emit({"read": back})
-    elif kind == "writer":
-        w, size = job["writer"], job["size"]
-        for b in range(job["batches"]):
-            for thread in (job["shared"], job["own"]):
-                if thread is None:
-                    continue
-                ids = [f"w{w}-b{b}-{i}" for i in range(size)]
-                batch = [Message(id=i, role="user", text=f"{i} from writer {w}") for i in ids]
-                _emit({"appending": thread})
-                _call("append", store.append, thread, batch)
-                _emit({"thread": thread, "acked": ids})
-    elif kind == "kill-target":
-        filler = "x" * int(job.get("text_size", 64))
-        batch = [
-            Message(id=f"k{i}", role="user", text=f"row {i} {filler}") for i in range(job["size"])
+            try:
+                if _read_line(proc, timeout * 4) is None:  # {"start": t}
+                    _finish(proc, timeout * 4, "killed writer")
+                    raise _ChildError("append", "the writer ended before it started appending")
+                done = _read_line(proc, span * fraction)  # {"done": t} if it returned first
+            finally:
+                _kill(proc)
+            if done is None:
+                landed.append(fraction)
+    finally:
+        tail = _finish(reader, timeout * 4, "reading while appends ran")
+    for line in tail:
+        partial += _partials(line, big)
+        reads = int(line.get("reads", reads))
+    where = ", ".join(f"{f:.0%}" for f in landed) or "none"
+    how = (
+        f"best effort: the store has no row point; one append of {big} messages took "
+        f"{span * 1000:.1f} ms; {tried} writers were killed at times spread over that span, "
+        f"{len(landed)} of them while their append was in flight (at {where} of it); "
+        f"another process polled the thread being written {reads} times"
+    )
+    if partial:
+        return CheckResult(False, expected, "\n".join([*partial[:8], how]), deterministic=False)
+    if len(landed) < kills:
+        return CheckResult(
+            False,
+            expected,
+            f"only {len(landed)} of the {kills} kills needed landed while an append was in "
+            f"flight ({how})",
+            deterministic=False,
+            conclusive=False,
+        )
+    return CheckResult(
+        True,
+        expected,
+        f"{how}; every batch was wholly stored or wholly absent and no read saw part of one",
+        deterministic=False,
+    )
+
+
+def _partials(line: Mapping[str, Any], big: int) -> list[str]:
+    if "partial" in line:
+        p = line["partial"]
+        return [
+            f"{p['thread']}: another process saw {p['seen']} of {p['of']} messages of a "
+            "batch while it was being appended"
         ]
-        _emit({"start": True})
-        _call("append", store.append, job["thread"], batch)
-        _emit({"acked": [m.id for m in batch]})
-    else:
-        raise SystemExit(f"unknown job kind {kind!r}")
-    store.close()
-    close = getattr(raw, "close", None)
-    if callable(close):
-        close()
+    if "after" in line and 0 < line["seen"] < big:
+        return [
+            f"{line['after']}: partly stored, {line['seen']} of {big} messages found after "
+            "its writer was killed"
+        ]
+    return []
 
 
-if __name__ == "__main__":
-    _job_given = json.loads(sys.argv[1])
-    measurement.start_from_argument(_job_given.get("coverage"))
-    _child(_job_given)
+def _watch(reader: subprocess.Popen[str], name: str, big: int, timeout: float) -> list[str]:
+    """Tell the reader to poll ``name``; return what it found wrong with the
+    thread it polled before (read after that thread's writer was killed)."""
+    assert reader.stdin is not None
+    first = name.endswith("-kill-0")
+    with contextlib.suppress(BrokenPipeError, OSError):
+        reader.stdin.write(name + "\n")
+        reader.stdin.flush()
+    found: list[str] = []
+    while not first:
+        line = _read_line(reader, timeout * 4)
+        if line is None:
+            raise _ChildError("messages", "the reading process stopped answering")
+        found += _partials(line, big)
+        if "after" in line:
+            break
+    return found

@@ -66,7 +66,10 @@ class MemoryStore:
 
     @property
     def capabilities(self) -> frozenset[str]:
-        """Everything but ``durable`` and ``concurrent-writers``."""
+        """Everything but ``durable``, ``concurrent-writers`` and ``atomic-batch``:
+        nothing outlives the process, so there is no batch a killed writer could
+        leave half-written for another process to find (ST-034). A batch that
+        fails in the middle still leaves nothing (ST-016, owed by every store)."""
         return frozenset(
             {
                 Capability.COMMIT_FLAGS,
@@ -74,7 +77,6 @@ class MemoryStore:
                 Capability.TURN_RECORDS,
                 Capability.STATE,
                 Capability.KNOWLEDGE,
-                Capability.ATOMIC_BATCH,
             }
         )
 

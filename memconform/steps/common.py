@@ -20,10 +20,12 @@ import pytest
 from memconform.values import Message
 
 __all__ = [
+    "HOW_PASSED",
     "INCONCLUSIVE_PREFIX",
     "UNSUPPORTED_PREFIX",
     "Mismatch",
     "expect_equal",
+    "how_passed",
     "inconclusive",
     "require_capability",
     "transcript_table",
@@ -66,6 +68,17 @@ def inconclusive(reason: str) -> NoReturn:
     not exercise it here; ``reason`` says what was missing (it is shown as the
     verdict's reason)."""
     pytest.skip(INCONCLUSIVE_PREFIX + reason)
+
+
+HOW_PASSED = pytest.StashKey[str]()
+"""Where :func:`how_passed` keeps its note on the test item."""
+
+
+def how_passed(request: pytest.FixtureRequest, how: str) -> None:
+    """Say how the scenario's check was reached (where a kill landed, how many
+    writers ran, best effort or not); should the scenario pass, ``how`` becomes
+    its message in the outcomes, results.json, JUnit and the report."""
+    request.node.stash[HOW_PASSED] = how
 
 
 def require_capability(capabilities: Iterable[str], capability: str) -> None:

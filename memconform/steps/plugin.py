@@ -48,7 +48,7 @@ from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
 from memconform.simulator.runtime import Runtime, Simulator
-from memconform.steps.common import INCONCLUSIVE_PREFIX, UNSUPPORTED_PREFIX
+from memconform.steps.common import HOW_PASSED, INCONCLUSIVE_PREFIX, UNSUPPORTED_PREFIX
 from memconform.timeline import Timeline
 
 RULE_TAG = re.compile(r"^(SP|SW|TU|CA|PS|ST)-\d{3}$")
@@ -381,6 +381,8 @@ def pytest_runtest_makereport(
             _export(item, rules, exc)
         if rules:
             outcome, message = _classify(call, report)
+            if outcome == "passed":
+                message = item.stash.get(HOW_PASSED, "")
             timeline = item.stash.get(_TIMELINE, None)
             gherkin = _gherkin_of(item)
             record = {

@@ -29,7 +29,12 @@ from memconform.adapters.contract_checks import (
 )
 from memconform.adapters.faults import arm_row_fault, disarm_row_fault, row_points_passed
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.steps.common import Mismatch, expect_equal, require_capability, unsupported
+from memconform.steps.common import (
+    Mismatch,
+    expect_equal,
+    inconclusive,
+    require_capability,
+)
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
 
 __all__ = [
@@ -252,10 +257,20 @@ def _append_faulted(store: RecordingStore, store_scene: StoreScene, name: str, c
         )
         attempt(store_scene, lambda: store.append(store_scene.thread(name), batch))
         if store_scene.raised is None:
-            unsupported(
+            inconclusive(
                 "the store passes no rows through the kit's row point and kept the value "
-                "planted to fail the batch, so no failure can be injected in the middle of "
-                "its batch here (the SIGKILL check judges that across processes)"
+                "planted to fail the batch, so no failure could be injected in the middle of "
+                "its batch (the SIGKILL check of ST-034 judges that across processes)"
+            )
+        planted = {m.id for m in batch}
+        left = [m for m in read_thread(store, store_scene.thread(name)) if m.id in planted]
+        if not left:
+            # a partial batch fails in the steps that follow; an empty one proves nothing
+            inconclusive(
+                f"the store passes no rows through the kit's row point; it refused the value "
+                f"planted at row {row} and kept nothing of the batch, but it may have refused "
+                "before writing any row, so no failure was injected in the middle of its batch "
+                "(the SIGKILL check of ST-034 judges that across processes)"
             )
         return
     arm_row_fault(row)

@@ -1,6 +1,10 @@
 """Step definitions of the ``store`` profile that need several processes
 (``features/store/processes.feature``): durable, concurrent writers and atomic
-batches, judged by :mod:`memconform.adapters.contract_checks`."""
+batches, judged by :mod:`memconform.adapters.contract_checks`.
+
+Each check's evidence says how it was reached; it becomes the message of a
+passing scenario (:func:`memconform.steps.common.how_passed`), the evidence of
+a failing one, and the reason of an inconclusive one."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from memconform.adapters.contract_checks import (
     check_durable,
 )
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.steps.common import Mismatch, unsupported
+from memconform.steps.common import Mismatch, how_passed, inconclusive
 from memconform.steps.store import StoreScene
 
 __all__: list[str] = []
@@ -31,7 +35,9 @@ def _timeout(request: pytest.FixtureRequest) -> float:
     return float(request.config.getoption("--memconform-timeout"))
 
 
-@when(parsers.parse('one process writes to store thread "{name}" and exits'))
+@when(
+    parsers.parse('one process writes to store thread "{name}" and is killed after acknowledging')
+)
 def _durable(
     request: pytest.FixtureRequest,
     store: RecordingStore,
@@ -87,11 +93,13 @@ def _killed(
     )
 
 
-def _check_passed(store: RecordingStore, scene: StoreScene, what: str) -> None:
+def _check_passed(
+    request: pytest.FixtureRequest, store: RecordingStore, scene: StoreScene, what: str
+) -> None:
     check = scene.check
     assert check is not None
-    if not check.applicable:
-        unsupported(check.evidence)
+    if not check.conclusive:
+        inconclusive(check.evidence)
     # the evidence goes on the timeline, so a pass also says how it was reached
     store.timeline.add(
         "check",
@@ -104,18 +112,27 @@ def _check_passed(store: RecordingStore, scene: StoreScene, what: str) -> None:
         raise AdapterContractError(check.adapter_error[0], check.adapter_error[1])
     if not check.passed:
         raise Mismatch(what, check.expected, check.evidence)
+    how_passed(request, check.evidence)
 
 
 @then("a fresh process reads back everything that was acknowledged")
-def _durable_ok(store: RecordingStore, store_scene: StoreScene) -> None:
-    _check_passed(store, store_scene, "what a fresh process read back")
+def _durable_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
+) -> None:
+    _check_passed(request, store, store_scene, "what a fresh process read back")
 
 
 @then("no acknowledged message is lost, each writer's order holds and no batch is interleaved")
-def _concurrent_ok(store: RecordingStore, store_scene: StoreScene) -> None:
-    _check_passed(store, store_scene, "the shared and own threads after concurrent writers")
+def _concurrent_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
+) -> None:
+    _check_passed(
+        request, store, store_scene, "the shared and own threads after concurrent writers"
+    )
 
 
 @then("a fresh process finds that batch wholly stored or wholly absent")
-def _atomic_ok(store: RecordingStore, store_scene: StoreScene) -> None:
-    _check_passed(store, store_scene, "the batch whose writer was killed")
+def _atomic_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
+) -> None:
+    _check_passed(request, store, store_scene, "the batch whose writer was killed")

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from memconform.catalogue import load_catalogue
-from memconform.mutants.store import MULTI_PROCESS_MUTANTS, MUTANTS
+from memconform.mutants import store, store_processes
 from tests.mutant_harness import rules_with, run_suite
 
 TARGET = "tests/features/test_store.py"
+MUTANTS = [*store.MUTANTS, *store_processes.MUTANTS]
+MULTI_PROCESS_MUTANTS = store.MULTI_PROCESS_MUTANTS | store_processes.MULTI_PROCESS_MUTANTS
 
 
 def _store_options(name: str | None, tmp_path: Path) -> list[str]:

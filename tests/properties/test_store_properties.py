@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from memconform.mutants import Mutant, all_mutants
+from memconform.mutants import Mutant, all_mutants, store_processes
 from memconform.properties import checks
 from tests.mutant_harness import rules_with, run_suite
 
 PROPERTIES = "tests/features/test_properties.py"
 
-MULTI_PROCESS = {"store-process-scoped-threads", "ps-store-not-durable"}
+MULTI_PROCESS = {
+    "store-process-scoped-threads", "ps-store-not-durable", *store_processes.MULTI_PROCESS_MUTANTS,
+}
 """Mutants only another process can see; the contract checks kill them."""
 
 NOT_YET_REACHED: dict[str, str] = {}

@@ -1,0 +1,246 @@
+"""The jobs a fresh process does for the multi-process checks of
+:mod:`memconform.adapters.contract_checks`.
+
+``python -m memconform.adapters.check_jobs JOB`` (started through
+:func:`memconform.adapters.fresh_process.python_command`) opens the store
+named by ``JOB["url"]`` (applying ``JOB["mutant"]`` where given), does one job
+and reports on stdout, one JSON object a line:
+
+- ``write-durable``: appends the given batches (and writes state and a fact
+  where declared), reports ``{"acked": …}``; with ``"wait_for_kill"`` it then
+  blocks on stdin without closing anything, so the parent kills it outright;
+- ``read`` / ``read-durable``: reports what the store holds;
+- ``writer``: appends numbered batches to a shared thread and to a thread of
+  its own, reporting ``{"appending": thread}`` before and ``{"thread", "acked"}``
+  after each append; with ``"barrier"`` it first reports ``{"ready": true}``
+  and waits for one byte on stdin, so every writer starts at once;
+- ``kill-target``: appends one message to ``probe`` (where given), then
+  reports ``{"start": t}`` just before one large append and ``{"done": t}``
+  just after it (``t`` from the monotonic clock);
+- ``poll``: reports whether the ``probe`` thread another process wrote is
+  visible (``{"visible": …}``; it stops there if not), times one large append
+  of its own (``{"span": seconds}``), then reads, again and again, the thread
+  named by the last line on stdin, reporting ``{"partial": …}`` whenever it
+  sees part of the batch being appended there (neither none nor all of its
+  messages); when a new line (or the end of stdin) comes, it first reports
+  what the previous thread holds (``{"after": thread, "seen": n}``), and
+  ``{"reads": n}`` at the end.
+
+A store call that raises reports ``{"method", "error", "refused"}`` and exits 3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+__all__: list[str] = []
+
+
+def _open(job: Mapping[str, Any]) -> Any:
+    from memconform.adapters.proxy import RecordingStore
+    from memconform.adapters.registry import open_store
+
+    store = open_store(job["url"])
+    if job.get("mutant"):
+        from memconform.mutants import get_mutant
+
+        mutant = get_mutant(job["mutant"])
+        if mutant.kind == "store":
+            store = mutant.build(store)
+    return store, RecordingStore(store, timeout=float(job.get("timeout", 30.0)))
+
+
+def _emit(data: Mapping[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=True) + "\n")
+    sys.stdout.flush()
+
+
+def _call(method: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        from memconform.adapters.contract import StoreError
+
+        _emit({
+            "method": method,
+            "error": f"{type(exc).__name__}: {exc}",
+            "refused": isinstance(exc, StoreError),
+        })
+        raise SystemExit(3) from None
+
+
+def _write_durable(store: Any, job: Mapping[str, Any]) -> None:
+    from memconform.values import Fact, Message
+
+    thread, caps = job["thread"], set(job["capabilities"])
+    acked: dict[str, Any] = {}
+    for batch in job["batches"]:
+        _call("append", store.append, thread, [Message.from_json(m) for m in batch])
+    acked["messages"] = [m for batch in job["batches"] for m in batch if m["committed"]]
+    if "commit-flags" in caps:
+        acked["all messages"] = [m for batch in job["batches"] for m in batch]
+    if "state" in caps:
+        scope = f"{thread}-job"
+        _call("write_state", store.write_state, scope, "plan", {"step": 1}, None)
+        entry = _call("write_state", store.write_state, scope, "plan", {"step": 2, "ok": True}, 1)
+        acked["state"] = [entry.to_json()]
+    if "knowledge" in caps:
+        fact = Fact(
+            subject="config-location",
+            statement="settings/app.toml",
+            writer="run-1",
+            source="tool ls",
+            evidence="listing of .",
+            written_at="2026-01-01T00:00:00Z",
+            trust="untrusted",
+            origin="copied",
+            recheck_at="2026-06-01",
+        )
+        _call("put_fact", store.put_fact, f"{thread}-kb", fact)
+        acked["facts"] = [fact.to_json()]
+    _emit({"acked": acked})
+
+
+def _read_durable(store: Any, job: Mapping[str, Any]) -> None:
+    thread, caps = job["thread"], set(job["capabilities"])
+    back: dict[str, Any] = {
+        "messages": [m.to_json() for m in _call("messages", store.messages, thread)]
+    }
+    if "commit-flags" in caps:
+        back["all messages"] = [
+            m.to_json()
+            for m in _call("messages", store.messages, thread, None, include_uncommitted=True)
+        ]
+    if "state" in caps:
+        entry = _call("read_state", store.read_state, f"{thread}-job", "plan")
+        back["state"] = [None if entry is None else entry.to_json()]
+    if "knowledge" in caps:
+        back["facts"] = [f.to_json() for f in _call("facts", store.facts, f"{thread}-kb")]
+    _emit({"read": back})
+
+
+def _read(store: Any, job: Mapping[str, Any]) -> None:
+    include = bool(job.get("include_uncommitted"))
+    out: dict[str, Any] = {"messages": {}}
+    for thread in job["threads"]:
+        got = _call("messages", store.messages, thread, None, include_uncommitted=include)
+        out["messages"][thread] = [m.to_json() for m in got]
+    _emit({"read": out})
+
+
+def _writer(store: Any, job: Mapping[str, Any]) -> None:
+    from memconform.values import Message
+
+    w, size = job["writer"], job["size"]
+    if job.get("barrier"):
+        _emit({"ready": True})
+        os.read(sys.stdin.fileno(), 1)  # the parent releases every writer at once
+    for b in range(job["batches"]):
+        for thread in (job["shared"], job["own"]):
+            if thread is None:
+                continue
+            ids = [f"w{w}-b{b}-{i}" for i in range(size)]
+            batch = [Message(id=i, role="user", text=f"{i} from writer {w}") for i in ids]
+            _emit({"appending": thread})
+            _call("append", store.append, thread, batch)
+            _emit({"thread": thread, "acked": ids})
+
+
+def _big_batch(prefix: str, size: int, text_size: int) -> list[Any]:
+    from memconform.values import Message
+
+    filler = "x" * text_size
+    return [Message(id=f"{prefix}{i}", role="user", text=f"row {i} {filler}") for i in range(size)]
+
+
+def _kill_target(store: Any, job: Mapping[str, Any]) -> None:
+    from memconform.values import Message
+
+    if job.get("probe"):
+        probe = [Message(id="p0", role="user", text="probe")]
+        _call("append", store.append, job["probe"], probe)
+    batch = _big_batch("k", int(job["size"]), int(job.get("text_size", 64)))
+    _emit({"start": time.monotonic()})
+    _call("append", store.append, job["thread"], batch)
+    _emit({"done": time.monotonic()})
+
+
+def _count(store: Any, thread: str, include: bool) -> int:
+    return len(_call("messages", store.messages, thread, None, include_uncommitted=include))
+
+
+def _poll(store: Any, job: Mapping[str, Any]) -> None:
+    size = int(job["size"])
+    include = bool(job.get("include_uncommitted"))
+    visible = _count(store, job["probe"], include) > 0
+    _emit({"visible": visible})
+    if not visible:
+        return
+    start = time.monotonic()
+    _call("append", store.append, job["measure"], _big_batch("k", size, job["text_size"]))
+    _emit({"span": time.monotonic() - start})
+    stdin = sys.stdin.fileno()
+    thread: str | None = None
+    buffered = b""
+    reads = 0
+    reported: tuple[str, int] | None = None
+    while True:
+        ready, _, _ = select.select([stdin], [], [], 0 if thread else None)
+        if ready:
+            chunk = os.read(stdin, 4096)
+            *lines, buffered = (buffered + chunk).split(b"\n")
+            for line in [*lines, *([b""] if not chunk else [])]:
+                if thread is not None:  # its writer is dead now: the final read
+                    _emit({"after": thread, "seen": _count(store, thread, include)})
+                thread = line.decode("utf-8") or None
+            if not chunk:
+                break
+            continue
+        if thread is None:
+            continue
+        seen = _count(store, thread, include)
+        reads += 1
+        if 0 < seen < size and (thread, seen) != reported:
+            reported = (thread, seen)
+            _emit({"partial": {"thread": thread, "seen": seen, "of": size}})
+    _emit({"reads": reads})
+
+
+_JOBS = {
+    "write-durable": _write_durable,
+    "read-durable": _read_durable,
+    "read": _read,
+    "writer": _writer,
+    "kill-target": _kill_target,
+    "poll": _poll,
+}
+
+
+def main(job: Mapping[str, Any]) -> None:
+    """Open the store, do ``job``, close the store (unless killed before)."""
+    kind = job["kind"]
+    if kind not in _JOBS:
+        raise SystemExit(f"unknown job kind {kind!r}")
+    raw, store = _call("open", _open, job)
+    _JOBS[kind](store, job)
+    if job.get("wait_for_kill"):
+        os.read(sys.stdin.fileno(), 1)  # never closes: the parent kills this process
+        raise SystemExit(5)
+    store.close()
+    close = getattr(raw, "close", None)
+    if callable(close):
+        close()
+
+
+if __name__ == "__main__":
+    from memconform import measurement
+
+    _given = json.loads(sys.argv[1])
+    measurement.start_from_argument(_given.get("coverage"))
+    main(_given)
