@@ -12,7 +12,9 @@ not shown to hold for the library judged), on a SHOULD or MAY rule a
 ``<skipped>`` naming it. ``informational`` (a promise the store does not
 claim, measured anyway) is a ``<skipped>`` whose message says what was
 measured. Every ``<failure>`` carries the verdict as its ``type``.
-Passing rules carry only their properties (the evidence is in results.json).
+Passing rules carry only their properties (the evidence is in results.json),
+and a ``<system-out>`` saying how they passed where a check said so (where a
+kill landed, how many writers ran, best effort or not).
 Every text is escaped with ``xml.sax.saxutils`` (``escape`` for element text,
 ``quoteattr`` for attributes), then the whole document goes
 through :func:`~memconform.reports.escaping.display_document`, which makes
@@ -58,6 +60,8 @@ def _details(rule: RuleResult) -> str:
             lines.append(f"  failing step: {s.failing_step}")
         if s.what and s.outcome != "passed":
             lines.append("  " + s.what.replace("\n", "\n  "))
+        elif s.message and s.outcome == "passed":
+            lines.append("  how: " + s.message.replace("\n", "\n  "))
         if s.expected is not None:
             lines.append("  expected: " + s.expected.replace("\n", "\n  "))
         if s.observed is not None:
@@ -98,7 +102,7 @@ def _testcase(rule: RuleResult) -> list[str]:
         lines.append(_element("error", _details(rule), pad, message=message, type=kind))
     elif _skipped(rule):
         lines.append(_element("skipped", None, pad, message=message))
-    elif rule.verdict == "warn":
+    elif rule.verdict == "warn" or any(sc.message for sc in rule.scenarios):
         lines.append(_element("system-out", _details(rule), pad))
     lines.append("    </testcase>")
     return lines

@@ -186,3 +186,24 @@ def test_the_badge_stays_badge_sized_with_every_class_achieved(tmp_path: Path) -
     assert 'height="20"' in badge
     assert ">9/9 classes</text>" in badge
     assert "achieved: core, commit-flags, errors, turn-records, state, knowledge" in badge
+
+
+def test_a_pass_that_says_how_it_passed_shows_it_in_json_junit_and_html(tmp_path: Path) -> None:
+    how = "best effort: 3 of 4 kills landed while an append was in flight (at 62%, 24%, 85%)"
+    records = [
+        *[o for o in store_outcomes() if "ST-004" not in o["rules"]],
+        outcome(["ST-004"], "passed", name="killed writer", message=how),
+    ]
+    results = build_results(records, catalogue(), header(capabilities=["durable"]))
+    st4 = next(r for r in results.rules if r.id == "ST-004")
+    assert st4.verdict == "pass"
+    assert [s.message for s in st4.scenarios] == [how]
+    files = _written(results, tmp_path)
+    written = {r["id"]: r for r in json.loads(files["results.json"])["rules"]}
+    assert written["ST-004"]["scenarios"][0]["message"] == how
+    case = _case(files["junit.xml"], "ST-004")
+    out = case.find("system-out")
+    assert out is not None
+    assert f"how: {how}" in str(out.text)
+    assert case.find("failure") is None
+    assert f"how: {how}" in files["report.html"].decode("utf-8")
