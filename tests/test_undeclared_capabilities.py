@@ -95,3 +95,26 @@ def test_an_unknown_provision_fails_every_scenario_as_an_adapter_error(tmp_path:
     assert outcomes
     assert {o["outcome"] for o in outcomes} == {"error"}
     assert "'windows'" in outcomes[0]["message"]
+
+
+@pytest.mark.slow
+def test_a_promise_measured_though_not_claimed_is_informational(tmp_path: Path) -> None:
+    """memory:// does not claim ``durable``: asked to measure it anyway, the kit
+    finds a fresh process reads nothing, and says so without counting it."""
+    head = {"subject": "store", "store": "memory://", "kit_version": "test",
+            "capabilities": ["commit-flags", "errors", "turn-records", "state", "knowledge",
+                             "atomic-batch"]}
+    plain = run_suite("memconform/steps/suite.py", tmp_path / "plain", "--store", "memory://",
+                      "-m", "ST-032")
+    measured = run_suite("memconform/steps/suite.py", tmp_path / "measured", "--store",
+                         "memory://", "-m", "ST-032", "--memconform-measure-unclaimed")
+    assert {o["outcome"] for o in plain} == {"unsupported"}
+    assert {o["outcome"] for o in measured} == {"failed"}
+    assert all(o["needs"] == ["durable"] for o in measured)
+    before = build_results(plain, load_catalogue(), head)
+    after = build_results(measured, load_catalogue(), head)
+    assert _verdicts(before, "ST-032") == {"ST-032": "unsupported"}
+    rule = next(r for r in after.rules if r.id == "ST-032")
+    assert (rule.verdict, rule.measured) == ("informational", "fail")
+    assert after.totals["fail"] == 0
+    assert next(c for c in after.classes if c.name == "durable").status == "not-claimed"

@@ -17,16 +17,19 @@ from typing import Any, NoReturn
 
 import pytest
 
+from memconform.adapters.contract import CAPABILITY_METHODS
 from memconform.values import Message
 
 __all__ = [
     "HOW_PASSED",
     "INCONCLUSIVE_PREFIX",
+    "PROMISES",
     "UNSUPPORTED_PREFIX",
     "Mismatch",
     "expect_equal",
     "how_passed",
     "inconclusive",
+    "measures_unclaimed",
     "require_capability",
     "transcript_table",
     "unsupported",
@@ -79,6 +82,19 @@ def how_passed(request: pytest.FixtureRequest, how: str) -> None:
     writers ran, best effort or not); should the scenario pass, ``how`` becomes
     its message in the outcomes, results.json, JUnit and the report."""
     request.node.stash[HOW_PASSED] = how
+
+
+PROMISES = frozenset(c.value for c, methods in CAPABILITY_METHODS.items() if not methods)
+"""Capabilities that are promises alone (``durable``, ``atomic-batch``,
+``concurrent-writers``): every store has the methods to be measured on them."""
+
+
+def measures_unclaimed(config: pytest.Config, capability: str) -> bool:
+    """Whether this run measures the promise ``capability`` even where the store
+    does not claim it (``--memconform-measure-unclaimed``): its rules are then
+    reported ``informational``, never counted."""
+    wanted = bool(config.getoption("--memconform-measure-unclaimed", default=False))
+    return wanted and capability in PROMISES
 
 
 def require_capability(capabilities: Iterable[str], capability: str) -> None:

@@ -9,6 +9,8 @@ runs its own features. Options:
 - ``--memconform-subject``: ``store``, ``runtime`` or ``both`` (default: inferred).
 - ``--memconform-outcomes PATH``: write one JSON object per scenario outcome.
 - ``--memconform-timeout SECONDS``: how long one store call may take.
+- ``--memconform-measure-unclaimed``: check the promises the store does not
+  claim too (their rules are reported ``informational``, never counted).
 - ``--memconform-max-timeouts N``: after N timeouts in a row of one store
   method the kit stops calling the store; every later scenario that needs it
   ends with ``error`` at once (``0``: never stop).
@@ -80,6 +82,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--memconform-thoroughness", choices=("fast", "thorough"), default="fast",
         help="how hard the property checks search (thorough when certifying)",
+    )
+    group.addoption(
+        "--memconform-measure-unclaimed", action="store_true", default=False,
+        help="also check the promises the store does not claim (durable, atomic-batch, "
+        "concurrent-writers); their rules are reported informational, never counted",
     )
     group.addoption(
         "--export-failures", default=None,

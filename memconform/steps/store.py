@@ -33,6 +33,7 @@ from memconform.steps.common import (
     Mismatch,
     expect_equal,
     inconclusive,
+    measures_unclaimed,
     require_capability,
 )
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
@@ -174,8 +175,9 @@ def _with_capability(store: RecordingStore, name: str) -> None:
 
 
 @given(parsers.parse('the store claims the "{capability}" capability'))
-def _claims(store: RecordingStore, capability: str) -> None:
-    _with_capability(store, capability)
+def _claims(request: pytest.FixtureRequest, store: RecordingStore, capability: str) -> None:
+    if not measures_unclaimed(request.config, capability):
+        _with_capability(store, capability)
 
 
 @given(parsers.parse('store thread "{name}" holds {count:d} messages'))
