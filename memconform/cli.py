@@ -421,7 +421,8 @@ def _pytest_args(
     shadowed = here.is_file() and here.resolve().parent != suite.parent.parent
     argv = [
         sys.executable, *(["-P"] if shadowed else []), "-m", "pytest", str(suite), str(checks),
-        "-p", "no:cacheprovider", "--rootdir", str(outcomes.parent), "-c", os.devnull,
+        "-p", "no:cacheprovider", "-p", "memconform.steps.plugin",
+        "--rootdir", str(outcomes.parent), "-c", os.devnull,
         "--strict-markers", "-W", "error",
         # Python's own tracebacks: pytest's long form parses the source of every
         # frame, which costs seconds per failure when a broken store fails hundreds.
@@ -429,12 +430,12 @@ def _pytest_args(
         "--memconform-outcomes", str(outcomes), "--memconform-timeout", str(args.timeout),
         "--memconform-max-timeouts", str(args.max_timeouts),
     ]
-    argv += ["--store", args.store or f"sqlite:///{outcomes.parent / 'memconform.db'}"]
+    argv += ["--memconform-store", args.store or f"sqlite:///{outcomes.parent / 'memconform.db'}"]
     argv += ["--memconform-subject", _subject(args)]
     if args.runtime:
-        argv += ["--runtime", args.runtime]
+        argv += ["--memconform-runtime", args.runtime]
     if args.mutant:
-        argv += ["--mutant", args.mutant]
+        argv += ["--memconform-mutant", args.mutant]
     if selection is not None:
         argv += ["-m", " or ".join(selection)]
     if args.certify:

@@ -557,7 +557,7 @@ def check_store_features(
     the rules in ``inconclusive`` must be exactly that."""
     from tests.mutant_harness import run_suite
 
-    outcomes = run_suite("tests/features/test_store.py", tmp_path, "--store", url)
+    outcomes = run_suite("tests/features/test_store.py", tmp_path, "--memconform-store", url)
     assert outcomes, "the store features ran no scenario"
     bad = [
         f"{o['scenario']}: {o['outcome']}: {str(o['message'])[:300]}"

@@ -22,13 +22,13 @@ def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]
 
     The child's exit code is not checked: failing scenarios are the point.
     A child that wrote no outcomes (a crash of the kit) fails loudly. With
-    ``--mutant NAME`` and no ``-m`` of its own, only the scenarios tagged with
+    ``--memconform-mutant NAME`` and no ``-m`` of its own, only the scenarios tagged with
     the rules the mutant claims to break are run: that is what the mutant test
     asserts, and it keeps the mutant matrix fast.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
-    if "--mutant" in options and "-m" not in options:
-        kills = get_mutant(options[options.index("--mutant") + 1]).kills
+    if "--memconform-mutant" in options and "-m" not in options:
+        kills = get_mutant(options[options.index("--memconform-mutant") + 1]).kills
         options = (*options, "-m", " or ".join(sorted(kills)))
     out = tmp_path / "outcomes.json"
     proc = subprocess.run(

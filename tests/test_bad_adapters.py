@@ -14,7 +14,8 @@ TARGET = "tests/features/test_store.py"
 
 def _run(tmp_path: Path, factory: str, *options: str) -> list[dict]:
     return run_suite(
-        TARGET, tmp_path, "--store", f"tests.bad_store_adapters:{factory}", "--tb=no", *options
+        TARGET, tmp_path, "--memconform-store", f"tests.bad_store_adapters:{factory}", "--tb=no",
+        *options,
     )
 
 

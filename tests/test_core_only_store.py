@@ -12,7 +12,7 @@ def test_the_keyed_property_is_unsupported_without_keyed_capabilities(tmp_path: 
     outcomes = run_suite(
         "tests/features/test_properties.py",
         tmp_path,
-        "--store",
+        "--memconform-store",
         "tests.bad_store_adapters:core_only",
         "-k",
         "keyed",
@@ -27,7 +27,7 @@ def test_answers_that_change_on_replay_fail_the_rules_and_are_no_crash(tmp_path:
     outcomes = run_suite(
         "tests/features/test_properties.py",
         tmp_path,
-        "--store",
+        "--memconform-store",
         "tests.bad_store_adapters:moody",
         "-k",
         "transcript",

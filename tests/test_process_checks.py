@@ -103,8 +103,8 @@ def test_a_row_by_row_store_without_row_point_is_caught(
 @pytest.mark.slow
 def test_a_refusal_up_front_without_row_point_is_inconclusive_not_pass(tmp_path: Path) -> None:
     outcomes = run_suite(
-        "tests/features/test_store.py", tmp_path, "--store", _sqlite(tmp_path),
-        "--mutant", "store-checks-then-row-by-row", "-m", "ST-016",
+        "tests/features/test_store.py", tmp_path, "--memconform-store", _sqlite(tmp_path),
+        "--memconform-mutant", "store-checks-then-row-by-row", "-m", "ST-016",
     )
     assert outcomes
     assert {o["outcome"] for o in outcomes} == {"inconclusive"}, outcomes
@@ -114,7 +114,7 @@ def test_a_refusal_up_front_without_row_point_is_inconclusive_not_pass(tmp_path:
 @pytest.mark.slow
 def test_a_passing_kill_rule_says_how_it_passed(tmp_path: Path) -> None:
     outcomes = run_suite(
-        "tests/features/test_store.py", tmp_path, "--store", _sqlite(tmp_path),
+        "tests/features/test_store.py", tmp_path, "--memconform-store", _sqlite(tmp_path),
         "-m", "ST-032 or ST-033 or ST-034",
     )
     how = {o["rules"][0]: (o["outcome"], o["message"]) for o in outcomes}

@@ -82,11 +82,11 @@ def test_a_store_importable_only_through_pythonpath_passes_the_fresh_process_rul
     monkeypatch.setenv("PYTHONPATH", str(vendor))
     url = f"memconform_vendor_store:open_vendor_store?path={tmp_path / 'vendor.db'}"
     outcomes = run_suite(
-        "tests/features/test_persisted_state.py", tmp_path / "ps", "--store", url,
+        "tests/features/test_persisted_state.py", tmp_path / "ps", "--memconform-store", url,
         "-m", "PS-031",
     )
     outcomes += run_suite(
-        "tests/features/test_store.py", tmp_path / "st", "--store", url, "-m", "ST-032",
+        "tests/features/test_store.py", tmp_path / "st", "--memconform-store", url, "-m", "ST-032",
     )
     assert {r for o in outcomes for r in o["rules"]} >= {"PS-031", "ST-032"}
     assert [(o["rules"], o["outcome"], o["message"]) for o in outcomes if

@@ -23,7 +23,7 @@ def _judge(tmp_path: Path, store: str, marks: str, **header: Any) -> Results:
     outcomes: list[dict[str, Any]] = []
     for n, target in enumerate(_TARGETS):
         outcomes += run_suite(
-            target, tmp_path / str(n), "--store", store, "-m", marks,
+            target, tmp_path / str(n), "--memconform-store", store, "-m", marks,
             "-k", "not generated_runs",  # the runtime's property: not about these rules
         )
     head = {
@@ -89,7 +89,7 @@ def test_an_unknown_provision_is_an_adapter_error_naming_the_known_ones() -> Non
 @pytest.mark.slow
 def test_an_unknown_provision_fails_every_scenario_as_an_adapter_error(tmp_path: Path) -> None:
     outcomes = run_suite(
-        "memconform/steps/suite.py", tmp_path, "--store",
+        "memconform/steps/suite.py", tmp_path, "--memconform-store",
         "tests.bad_store_adapters:misspelt_provides", "-m", "ST-003",
     )
     assert outcomes
@@ -104,9 +104,9 @@ def test_a_promise_measured_though_not_claimed_is_informational(tmp_path: Path) 
     head = {"subject": "store", "store": "memory://", "kit_version": "test",
             "capabilities": ["commit-flags", "errors", "turn-records", "state", "knowledge",
                              "atomic-batch"]}
-    plain = run_suite("memconform/steps/suite.py", tmp_path / "plain", "--store", "memory://",
-                      "-m", "ST-032")
-    measured = run_suite("memconform/steps/suite.py", tmp_path / "measured", "--store",
+    plain = run_suite("memconform/steps/suite.py", tmp_path / "plain",
+                      "--memconform-store", "memory://", "-m", "ST-032")
+    measured = run_suite("memconform/steps/suite.py", tmp_path / "measured", "--memconform-store",
                          "memory://", "-m", "ST-032", "--memconform-measure-unclaimed")
     assert {o["outcome"] for o in plain} == {"unsupported"}
     assert {o["outcome"] for o in measured} == {"failed"}

@@ -57,7 +57,7 @@ def _tagged(rule_ids: list[str]) -> Callable[[F], F]:
 
 
 def _run(model: type[Any], store: RecordingStore, request: pytest.FixtureRequest) -> None:
-    thoroughness = request.config.getoption("--memconform-thoroughness")
+    thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
     try:
         run_state_machine_as_test(model_for(store, model), settings=SETTINGS[thoroughness])
     except Divergence as found:
@@ -102,7 +102,7 @@ def test_generated_runs_persist_like_the_reference(
     store, and keep every save-policy invariant."""
     if "save-policy" not in runtime.profiles:
         pytest.skip("unsupported: the runtime does not execute the save-policy profile")
-    thoroughness = request.config.getoption("--memconform-thoroughness")
+    thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
 
     @SETTINGS[thoroughness]
     @given(generated_runs())

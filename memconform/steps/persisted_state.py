@@ -219,8 +219,8 @@ def persisted_state(
         runtime=runtime,
         namespace=namespace,
         store_url=store_url,
-        mutant=request.config.getoption("--mutant"),
-        runtime_target=request.config.getoption("--runtime"),
+        mutant=request.config.getoption("--memconform-mutant"),
+        runtime_target=request.config.getoption("--memconform-runtime"),
     )
 
 

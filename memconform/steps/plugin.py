@@ -1,11 +1,11 @@
-"""The pytest plugin: options, fixtures, markers and outcome capture.
+"""The pytest plugin: fixtures, markers and outcome capture.
 
-Registered through the ``pytest11`` entry point, so an installed memconform
-runs its own features. Options:
+Loaded only when a session asks for it (see :mod:`memconform.pytest_entry`,
+which declares the options and is the always-loaded entry point). Options:
 
-- ``--store URL``: the store under test (default: SQLite in a temporary folder).
-- ``--runtime module:factory``: the runtime under test (default: the simulator).
-- ``--mutant NAME``: replace the store or runtime with a deliberately broken one.
+- ``--memconform-store URL``: the store under test (default: SQLite in a temporary folder).
+- ``--memconform-runtime module:factory``: the runtime under test (default: the simulator).
+- ``--memconform-mutant NAME``: replace the store or runtime with a deliberately broken one.
 - ``--memconform-subject``: ``store``, ``runtime`` or ``both`` (default: inferred).
 - ``--memconform-outcomes PATH``: write one JSON object per scenario outcome.
 - ``--memconform-timeout SECONDS``: how long one store call may take.
@@ -14,6 +14,8 @@ runs its own features. Options:
 - ``--memconform-max-timeouts N``: after N timeouts in a row of one store
   method the kit stops calling the store; every later scenario that needs it
   ends with ``error`` at once (``0``: never stop).
+- ``--memconform-thoroughness``: ``fast`` (default) or ``thorough`` property search.
+- ``--memconform-export-failures DIR``: write property counterexamples as features.
 
 Step modules (``memconform.steps.<profile>``) are loaded as plugins, so their
 step definitions are visible to every feature.
@@ -49,6 +51,7 @@ from memconform.adapters.proxy import (
 from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
+from memconform.pytest_entry import add_options
 from memconform.simulator.runtime import Runtime, Simulator
 from memconform.steps.common import HOW_PASSED, INCONCLUSIVE_PREFIX, UNSUPPORTED_PREFIX
 from memconform.timeline import Timeline
@@ -62,36 +65,13 @@ keeps their data, and process ids are reused."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("memconform", "memconform conformance")
-    group.addoption("--store", default=None, help="store under test, as a URL")
-    group.addoption("--runtime", default=None, help="runtime under test, as module:factory")
-    group.addoption("--mutant", default=None, help="run against the named mutant")
-    group.addoption(
-        "--memconform-subject", default=None, choices=("store", "runtime", "both"),
-        help="what the run judges (default: from --store / --runtime)",
-    )
-    group.addoption("--memconform-outcomes", default=None, help="write scenario outcomes here")
-    group.addoption(
-        "--memconform-timeout", type=float, default=DEFAULT_TIMEOUT,
-        help="seconds one store call may take",
-    )
-    group.addoption(
-        "--memconform-max-timeouts", type=int, default=DEFAULT_MAX_TIMEOUTS,
-        help="stop calling a store after this many timeouts in a row of one method (0: never)",
-    )
-    group.addoption(
-        "--memconform-thoroughness", choices=("fast", "thorough"), default="fast",
-        help="how hard the property checks search (thorough when certifying)",
-    )
-    group.addoption(
-        "--memconform-measure-unclaimed", action="store_true", default=False,
-        help="also check the promises the store does not claim (durable, atomic-batch, "
-        "concurrent-writers); their rules are reported informational, never counted",
-    )
-    group.addoption(
-        "--export-failures", default=None,
-        help="write each property counterexample as a .feature file into this folder",
-    )
+    add_options(parser)
+
+
+def call_timeout(config: pytest.Config) -> float:
+    """How long one store call may take (``--memconform-timeout``, else the default)."""
+    given = config.getoption("--memconform-timeout")
+    return DEFAULT_TIMEOUT if given is None else float(given)
 
 
 def step_modules() -> list[str]:
@@ -113,7 +93,8 @@ def hang_guard(config: pytest.Config) -> HangGuard:
     """The session's :class:`HangGuard`, shared by every recording proxy."""
     guard = config.stash.get(_HANGS, None)
     if guard is None:
-        guard = HangGuard(max(0, int(config.getoption("--memconform-max-timeouts"))))
+        given = config.getoption("--memconform-max-timeouts")
+        guard = HangGuard(max(0, DEFAULT_MAX_TIMEOUTS if given is None else int(given)))
         config.stash[_HANGS] = guard
     return guard
 
@@ -145,7 +126,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The URL of the store under test."""
-    url = request.config.getoption("--store")
+    url = request.config.getoption("--memconform-store")
     if url:
         return str(url)
     return f"sqlite:///{tmp_path_factory.mktemp('store') / 'memconform.db'}"
@@ -165,7 +146,7 @@ def raw_store(request: pytest.FixtureRequest, store_url: str) -> Iterator[object
         raise AdapterContractError(
             "open", f"the store could not be opened: {type(exc).__name__}: {exc}"
         ) from exc
-    mutant_name = request.config.getoption("--mutant")
+    mutant_name = request.config.getoption("--memconform-mutant")
     if mutant_name:
         mutant = get_mutant(mutant_name)
         if mutant.kind == "store":
@@ -188,7 +169,7 @@ def namespace(request: pytest.FixtureRequest) -> str:
 def store(request: pytest.FixtureRequest, raw_store: object) -> Iterator[RecordingStore]:
     """The store under test behind the recording proxy, with a fresh timeline."""
     proxy = RecordingStore(
-        raw_store, Timeline(), timeout=request.config.getoption("--memconform-timeout"),
+        raw_store, Timeline(), timeout=call_timeout(request.config),
         hangs=hang_guard(request.config),
     )
     request.node.stash[_TIMELINE] = proxy.timeline
@@ -200,13 +181,13 @@ def store(request: pytest.FixtureRequest, raw_store: object) -> Iterator[Recordi
 @pytest.fixture(scope="session")
 def runtime(request: pytest.FixtureRequest) -> Runtime:
     """The runtime under test: the simulator, a ``--runtime`` factory or a mutant."""
-    mutant_name = request.config.getoption("--mutant")
+    mutant_name = request.config.getoption("--memconform-mutant")
     if mutant_name:
         mutant = get_mutant(mutant_name)
         if mutant.kind == "runtime":
             mutated: Runtime = mutant.build()  # type: ignore[assignment]
             return mutated
-    target = request.config.getoption("--runtime")
+    target = request.config.getoption("--memconform-runtime")
     if target:
         module_name, _, attr = str(target).partition(":")
         try:
@@ -238,9 +219,9 @@ def subject(request: pytest.FixtureRequest) -> str:
     chosen = request.config.getoption("--memconform-subject")
     if chosen:
         return str(chosen)
-    if request.config.getoption("--runtime"):
+    if request.config.getoption("--memconform-runtime"):
         return "runtime"
-    if request.config.getoption("--store"):
+    if request.config.getoption("--memconform-store"):
         return "store"
     return "both"
 
@@ -417,14 +398,14 @@ def pytest_runtest_makereport(
 
 def _export(item: pytest.Item, rules: list[str], exc: BaseException | None) -> None:
     """Write a property counterexample as a feature when ``--export-failures`` is set."""
-    folder = item.config.getoption("--export-failures")
+    folder = item.config.getoption("--memconform-export-failures")
     steps = getattr(exc, "steps", None)
     if not folder or not isinstance(steps, list):
         return
     from memconform.properties.export import export_counterexample
 
-    store = item.config.getoption("--store") or "the default store"
-    mutant = item.config.getoption("--mutant")
+    store = item.config.getoption("--memconform-store") or "the default store"
+    mutant = item.config.getoption("--memconform-mutant")
     origin = f"{item.name} against {store}" + (f" (mutant {mutant})" if mutant else "")
     export_counterexample(Path(folder), item.name, rules, steps, origin)
 

@@ -18,6 +18,7 @@ from memconform.adapters.contract_checks import (
 )
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.steps.common import Mismatch, how_passed, inconclusive
+from memconform.steps.plugin import call_timeout
 from memconform.steps.store import StoreScene
 
 __all__: list[str] = []
@@ -27,12 +28,12 @@ __all__: list[str] = []
 
 
 def _mutant(request: pytest.FixtureRequest) -> str | None:
-    name = request.config.getoption("--mutant")
+    name = request.config.getoption("--memconform-mutant")
     return str(name) if name else None
 
 
 def _timeout(request: pytest.FixtureRequest) -> float:
-    return float(request.config.getoption("--memconform-timeout"))
+    return call_timeout(request.config)
 
 
 @when(

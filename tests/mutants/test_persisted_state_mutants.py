@@ -28,15 +28,15 @@ def _store_for(rules: frozenset[str], tmp_path: Path) -> tuple[str, str]:
     if rules & DURABLE_RULES:
         if not HAS_SQLITE:
             pytest.skip("needs a durable store: memconform.adapters.sqlite is not available")
-        return ("--store", f"sqlite:///{tmp_path / 'mutant.db'}")
-    return ("--store", "memory://")
+        return ("--memconform-store", f"sqlite:///{tmp_path / 'mutant.db'}")
+    return ("--memconform-store", "memory://")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_persisted_state_mutant_is_killed(mutant: Mutant, tmp_path: Path) -> None:
     store = _store_for(mutant.kills, tmp_path)
-    outcomes = run_suite(TARGET, tmp_path, "--mutant", mutant.name, *store)
+    outcomes = run_suite(TARGET, tmp_path, "--memconform-mutant", mutant.name, *store)
     rejected = rules_with(outcomes, "failed", "error")
     missed = sorted(mutant.kills - rejected)
     assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"
@@ -44,7 +44,7 @@ def test_persisted_state_mutant_is_killed(mutant: Mutant, tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_the_simulator_passes_every_persisted_state_scenario_in_memory(tmp_path: Path) -> None:
-    outcomes = run_suite(TARGET, tmp_path, "--store", "memory://")
+    outcomes = run_suite(TARGET, tmp_path, "--memconform-store", "memory://")
     bad = [(o["scenario"], o["outcome"], o["message"][:300]) for o in outcomes
            if o["outcome"] not in ("passed", "unsupported")]
     assert not bad
@@ -56,7 +56,7 @@ def test_the_simulator_passes_every_persisted_state_scenario_in_memory(tmp_path:
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_SQLITE, reason="memconform.adapters.sqlite is not available")
 def test_the_simulator_passes_every_persisted_state_scenario_on_sqlite(tmp_path: Path) -> None:
-    outcomes = run_suite(TARGET, tmp_path, "--store", f"sqlite:///{tmp_path / 'ok.db'}")
+    outcomes = run_suite(TARGET, tmp_path, "--memconform-store", f"sqlite:///{tmp_path / 'ok.db'}")
     bad = [(o["scenario"], o["outcome"], o["message"][:300]) for o in outcomes
            if o["outcome"] != "passed"]
     assert not bad

@@ -12,13 +12,13 @@ from memconform.mutants.save_policy import MUTANTS
 from tests.mutant_harness import rules_with, run_suite
 
 TARGET = "tests/features/test_save_policy.py"
-STORE = ("--store", "memory://")
+STORE = ("--memconform-store", "memory://")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_mutant_is_killed(mutant, tmp_path: Path) -> None:
-    outcomes = run_suite(TARGET, tmp_path, "--mutant", mutant.name, *STORE)
+    outcomes = run_suite(TARGET, tmp_path, "--memconform-mutant", mutant.name, *STORE)
     rejected = rules_with(outcomes, "failed", "error")
     missed = sorted(mutant.kills - rejected)
     assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"

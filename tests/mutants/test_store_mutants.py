@@ -18,15 +18,15 @@ MULTI_PROCESS_MUTANTS = store.MULTI_PROCESS_MUTANTS | store_processes.MULTI_PROC
 
 def _store_options(name: str | None, tmp_path: Path) -> list[str]:
     if name in MULTI_PROCESS_MUTANTS:
-        return ["--store", f"sqlite:///{tmp_path / 'mutant.db'}"]
-    return ["--store", "memory://"]
+        return ["--memconform-store", f"sqlite:///{tmp_path / 'mutant.db'}"]
+    return ["--memconform-store", "memory://"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_mutant_is_killed(mutant, tmp_path: Path) -> None:
     outcomes = run_suite(
-        TARGET, tmp_path, "--mutant", mutant.name, *_store_options(mutant.name, tmp_path)
+        TARGET, tmp_path, "--memconform-mutant", mutant.name, *_store_options(mutant.name, tmp_path)
     )
     rejected = rules_with(outcomes, "failed", "error")
     missed = sorted(mutant.kills - rejected)
@@ -37,7 +37,7 @@ def test_mutant_is_killed(mutant, tmp_path: Path) -> None:
 @pytest.mark.parametrize("url", ["memory://", "sqlite"])
 def test_working_stores_pass_every_store_scenario(url: str, tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'ok.db'}" if url == "sqlite" else url
-    outcomes = run_suite(TARGET, tmp_path, "--store", store)
+    outcomes = run_suite(TARGET, tmp_path, "--memconform-store", store)
     bad = [
         (o["scenario"], o["outcome"], o["message"][:300])
         for o in outcomes

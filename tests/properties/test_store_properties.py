@@ -99,8 +99,9 @@ def test_a_mutant_is_searched_by_the_properties_of_the_rules_it_claims() -> None
 def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: Path) -> None:
     exported = tmp_path / "exported"
     outcomes = run_suite(
-        PROPERTIES, tmp_path / "search", "--store", "memory://", "--mutant", mutant.name,
-        "-m", selection(mutant), "--export-failures", str(exported),
+        PROPERTIES, tmp_path / "search", "--memconform-store", "memory://",
+        "--memconform-mutant", mutant.name,
+        "-m", selection(mutant), "--memconform-export-failures", str(exported),
     )
     assert rules_with(outcomes, "failed"), f"the properties did not find {mutant.name}"
     features = sorted(exported.glob("*.feature"))
@@ -120,7 +121,7 @@ def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: 
 @pytest.mark.slow
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 def test_the_thorough_setting_finds_nothing(store: str, tmp_path: Path) -> None:
-    options = ("--store", "memory://") if store == "memory" else ()
+    options = ("--memconform-store", "memory://") if store == "memory" else ()
     outcomes = run_suite(
         PROPERTIES, tmp_path, *options, "--memconform-thoroughness", "thorough"
     )
