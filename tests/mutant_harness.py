@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memconform.mutants import get_mutant
+from memconform.mutants import Mutant, get_mutant
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,3 +49,20 @@ def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]
 def rules_with(outcomes: list[dict[str, Any]], *kinds: str) -> set[str]:
     """The rule ids tagged on scenarios whose outcome is one of ``kinds``."""
     return {rule for o in outcomes if o["outcome"] in kinds for rule in o["rules"]}
+
+
+def killed_by_own_checks(outcomes: list[dict[str, Any]]) -> set[str]:
+    """The rules a check naming them failed (a crash or a failed premise of the
+    row does not count: it is no evidence that the rule's own check can fail)."""
+    return {
+        rule for o in outcomes
+        if o["outcome"] == "failed" and o.get("decided_by") == "check" for rule in o["rules"]
+    }
+
+
+def rejected_rules(mutant: Mutant, outcomes: list[dict[str, Any]]) -> set[str]:
+    """The rules the suite rejected ``mutant`` on: a runtime mutant only through
+    the rules' own checks; a store mutant also through adapter errors."""
+    if mutant.kind == "runtime":
+        return killed_by_own_checks(outcomes)
+    return rules_with(outcomes, "failed", "error")

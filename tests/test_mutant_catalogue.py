@@ -1,4 +1,5 @@
-"""Every check can fail: the mutant catalogue covers every MUST rule.
+"""Every check can fail: the mutant catalogue covers every MUST rule, and every
+SHOULD rule of a runtime.
 
 The per-profile mutant tests (tests/mutants/) run the suite against each mutant
 and prove its ``kills``; this test checks the catalogue as a whole.
@@ -22,6 +23,15 @@ def test_every_must_rule_is_killed_by_some_mutant() -> None:
     must = {r.id for r in load_catalogue() if r.level == "MUST"}
     missing = sorted(must - killed - set(KILLED_ELSEWHERE))
     assert missing == [], f"MUST rules no mutant kills: {missing}"
+
+
+def test_every_must_and_should_runtime_rule_is_killed_by_some_mutant() -> None:
+    """The runtime mutant tests credit a kill only to a rule whose own check failed
+    (tests/mutant_harness.py: killed_by_own_checks)."""
+    killed = {rule for mutant in all_mutants().values() for rule in mutant.kills}
+    runtime = {r.id for r in load_catalogue()
+               if r.subject == "runtime" and r.level in ("MUST", "SHOULD")}
+    assert sorted(runtime - killed) == []
 
 
 def test_mutants_are_well_formed() -> None:

@@ -8,7 +8,9 @@ store and break one store promise, passing everything else through.
 from __future__ import annotations
 
 import atexit
+import base64
 import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -21,6 +23,7 @@ from memconform.adapters.contract import ConflictError
 from memconform.mutants import Mutant
 from memconform.simulator.environment import Environment
 from memconform.simulator.persisted_state import (
+    DEFAULT_LIFETIMES,
     RECORD_KEY,
     Runner,
     job_scope,
@@ -330,6 +333,65 @@ class _ExportInWriteOrder(Runner):
         return "\n".join(lines).rstrip("\n") + "\n"
 
 
+class _RecordWithScratch(Runner):
+    """Keeps a scratch field of its own in the job's record, outside the named shape."""
+
+    def write_record(self, job_id: str, record: JSONValue, version: int | None) -> StateEntry:
+        if isinstance(record, dict):
+            record = {**record, "scratch": {"writes": (version or 0) + 1}}
+        return super().write_record(job_id, record, version)
+
+
+class _NoExchangeLog(Runner):
+    """Keeps no audit log of the steps' tool calls and results."""
+
+    def log_exchange(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class _GatesWorkingState(Runner):
+    """Asks the durable-write confirmation before every write of a job's record."""
+
+    def write_record(self, job_id: str, record: JSONValue, version: int | None) -> StateEntry:
+        self.env.hook("confirm_durable_write", {"job": job_id})
+        return super().write_record(job_id, record, version)
+
+
+class _OneLifetime(Runner):
+    """Gives every kind of fact the observation's lifetime."""
+
+    def __init__(self, script: Mapping[str, Any], env: Environment) -> None:
+        super().__init__(script, env)
+        same = DEFAULT_LIFETIMES["observation"]
+        self.knowledge = dataclasses.replace(
+            self.knowledge, lifetimes=dict.fromkeys(self.knowledge.lifetimes, same))
+
+
+class _ObservationDropped(Runner):
+    """Refuses an instruction and drops the observation that came with it."""
+
+    def remember(self, request: Mapping[str, Any]) -> dict[str, JSONValue]:
+        if self.refuse_instruction(request):
+            subject = str(request["subject"])
+            return {"do": "remember", "subject": subject, "outcome": "refused-instruction"}
+        return super().remember(request)
+
+
+class _ExportWithDigestLine(Runner):
+    """Heads the export with a digest of every fact, so any change touches that line too."""
+
+    def export(self, jobs: Sequence[str] | None) -> str:
+        text = super().export(jobs)
+        return f"# state digest {hashlib.sha256(text.encode()).hexdigest()[:16]}\n{text}"
+
+
+class _ExportEncoded(Runner):
+    """Exports the state as base64: deterministic, but unreadable without a decoder."""
+
+    def export(self, jobs: Sequence[str] | None) -> str:
+        return base64.b64encode(super().export(jobs).encode()).decode() + "\n"
+
+
 # -- store mutants ---------------------------------------------------------------------------
 
 
@@ -513,6 +575,27 @@ MUTANTS: list[Mutant] = [
     _mutant("ps-export-write-order", "runtime",
             "exports facts in write order, so the same state gives different text",
             {"PS-023"}, _runtime(_ExportInWriteOrder)),
+    _mutant("ps-record-with-scratch", "runtime",
+            "keeps a scratch field in the job's record, outside the named shape",
+            {"PS-004"}, _runtime(_RecordWithScratch)),
+    _mutant("ps-no-exchange-log", "runtime",
+            "keeps no audit log of the steps' tool calls and results",
+            {"PS-010"}, _runtime(_NoExchangeLog)),
+    _mutant("ps-gates-working-state", "runtime",
+            "asks the durable-write confirmation before every write of a job's record",
+            {"PS-011"}, _runtime(_GatesWorkingState)),
+    _mutant("ps-one-lifetime", "runtime",
+            "gives every kind of fact the observation's 90-day lifetime",
+            {"PS-014"}, _runtime(_OneLifetime)),
+    _mutant("ps-observation-dropped", "runtime",
+            "refuses an instruction and drops the observation that came with it",
+            {"PS-022"}, _runtime(_ObservationDropped)),
+    _mutant("ps-export-digest-line", "runtime",
+            "heads the export with a digest line that changes with any fact",
+            {"PS-024"}, _runtime(_ExportWithDigestLine)),
+    _mutant("ps-export-encoded", "runtime",
+            "exports the persisted state as base64 text",
+            {"PS-025"}, _runtime(_ExportEncoded)),
     _mutant("ps-store-accumulates-facts", "store",
             "keeps every fact for a subject instead of superseding; get_fact answers the oldest",
             {"PS-015", "PS-027"}, _store(_AccumulatingFacts)),

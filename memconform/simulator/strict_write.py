@@ -175,6 +175,8 @@ class Behaviour:
     - ``view_committed_only``: model calls see committed data only;
     - ``stream_clean_reason``: the stream event carries the cleaned reason;
     - ``generic_end_user_notice``: end users see a generic notice;
+    - ``empty_reply_on_error``: a turn that ends in ``ERROR`` replies nothing (else it
+      replies with the end-user notice);
     - ``task_type_field``: entries carry ``taskType`` (the EDDI code does).
     """
 
@@ -201,6 +203,7 @@ class Behaviour:
     view_committed_only: bool = True
     stream_clean_reason: bool = True
     generic_end_user_notice: bool = True
+    empty_reply_on_error: bool = True
     task_type_field: bool = False
 
 
@@ -721,6 +724,8 @@ class Executor:
         reply = ""
         if turn.state != "ERROR":
             reply = "\n".join(_item_text(i) for i in memory.output_items(OUTPUT_KEY))
+        elif not self.behaviour.empty_reply_on_error:
+            reply = END_USER_NOTICE
         notice: str | None = None
         if turn.state == "ERROR":
             notice = END_USER_NOTICE

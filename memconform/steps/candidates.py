@@ -25,7 +25,7 @@ from pytest_bdd import given, parsers, then, when
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.simulator.candidates import render_commander_prompt
 from memconform.simulator.runtime import Runtime, observe
-from memconform.steps.common import Mismatch, expect_equal
+from memconform.steps.common import Mismatch, decides, expect_equal
 from memconform.values import JSONValue
 
 __all__ = ["CandidatesRun", "CandidatesScript"]
@@ -424,6 +424,7 @@ def _answer(
 
 
 @then(parsers.re(_INPUT + r" gets (?P<n>\d+) candidate answers?"), converters={"n": int})
+@decides("CA-001")
 def _count(candidates_run: CandidatesRun, iid: str, rid: str, n: int) -> None:
     expect_equal(
         f"number of candidate answers to input {iid!r} of request {rid!r}",
@@ -434,6 +435,7 @@ def _count(candidates_run: CandidatesRun, iid: str, rid: str, n: int) -> None:
 
 @then(parsers.re(r'the answers to candidates request "(?P<rid>[^"]+)" are for the inputs '
                  r'"(?P<ids>[^"]+)"'))
+@decides("CA-021", "CA-022")
 def _input_order(candidates_run: CandidatesRun, rid: str, ids: str) -> None:
     expect_equal(
         f"inputs answered by request {rid!r}, in order",
@@ -443,6 +445,7 @@ def _input_order(candidates_run: CandidatesRun, rid: str, ids: str) -> None:
 
 
 @then(parsers.re(r"the decisions of " + _INPUT + r' say "(?P<says>[^"]*)"'))
+@decides("CA-001", "CA-021", "CA-022")
 def _decisions(candidates_run: CandidatesRun, iid: str, rid: str, says: str) -> None:
     observed = [
         (a.get("decision") or {}).get("say") if a.get("status") == "ok" else f"<{a.get('status')}>"
@@ -452,6 +455,7 @@ def _decisions(candidates_run: CandidatesRun, iid: str, rid: str, says: str) -> 
 
 
 @then(parsers.re(r"the candidate answers of " + _INPUT + " are:"))
+@decides("CA-001", "CA-008", "CA-010", "CA-011", "CA-016", "CA-021")
 def _answers_table(
     candidates_run: CandidatesRun, iid: str, rid: str, datatable: list[list[str]]
 ) -> None:
@@ -470,6 +474,7 @@ def _answers_table(
 
 @then(parsers.re(r"each candidate answer of " + _INPUT +
                  r" carries the commander output the timeline shows for that candidate"))
+@decides("CA-001", "CA-021")
 def _answers_match_timeline(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
     for k, answer in enumerate(candidates_run.candidates(rid, iid)):
         call = candidates_run.commander_call(rid, iid, k)
@@ -486,6 +491,7 @@ def _answers_match_timeline(candidates_run: CandidatesRun, iid: str, rid: str) -
 
 
 @then(parsers.re(_CANDIDATE + " returns the memory:"), converters={"k": int})
+@decides("CA-002", "CA-007", "CA-009", "CA-013", "CA-022")
 def _memory_is(
     candidates_run: CandidatesRun, k: int, iid: str, rid: str, docstring: str
 ) -> None:
@@ -500,6 +506,7 @@ def _memory_is(
 
 @then(parsers.re(r"the memory of " + _CANDIDATE + r' has the summary "(?P<summary>[^"]*)"'),
       converters={"k": int})
+@decides("CA-014", "CA-016")
 def _memory_summary(
     candidates_run: CandidatesRun, k: int, iid: str, rid: str, summary: str
 ) -> None:
@@ -510,6 +517,7 @@ def _memory_summary(
 
 
 @then(parsers.re(r"no candidate memory of " + _INPUT + r" holds another candidate's exchange"))
+@decides("CA-003", "CA-021", "CA-022")
 def _no_sibling_exchange(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
     answers = candidates_run.candidates(rid, iid)
     outputs = {}
@@ -534,6 +542,7 @@ def _no_sibling_exchange(candidates_run: CandidatesRun, iid: str, rid: str) -> N
 
 @then(parsers.re(r"changing the memory of " + _CANDIDATE +
                  r" leaves every other candidate's memory unchanged"), converters={"k": int})
+@decides("CA-003")
 def _mutation_isolated(candidates_run: CandidatesRun, k: int, iid: str, rid: str) -> None:
     """Changes candidate ``k``'s memory in the observation itself, as a caller
     would; later steps of the scenario see the change."""
@@ -555,6 +564,7 @@ def _mutation_isolated(candidates_run: CandidatesRun, k: int, iid: str, rid: str
 
 
 @then("the memories supplied in the candidates script are unchanged")
+@decides("CA-003")
 def _supplied_unchanged(candidates_run: CandidatesRun) -> None:
     expect_equal(
         "the script's input memories after the runtime answered",
@@ -565,6 +575,7 @@ def _supplied_unchanged(candidates_run: CandidatesRun) -> None:
 
 @then(parsers.re(r"candidate answers of " + _INPUT +
                  r" that are errors carry no decision and no memory"))
+@decides("CA-008", "CA-015", "CA-016")
 def _errors_bare(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
     for k, answer in enumerate(candidates_run.candidates(rid, iid)):
         if answer.get("status") == "ok":
@@ -575,6 +586,7 @@ def _errors_bare(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
 
 @then(parsers.re(r'every candidate answer of ' + _INPUT +
                  r' is an? "(?P<kind>[^"]+)" error'))
+@decides("CA-008", "CA-015")
 def _all_errors(candidates_run: CandidatesRun, iid: str, rid: str, kind: str) -> None:
     answers = candidates_run.candidates(rid, iid)
     if not answers:
@@ -587,6 +599,7 @@ def _all_errors(candidates_run: CandidatesRun, iid: str, rid: str, kind: str) ->
 
 
 @then(parsers.re(r'every error of ' + _INPUT + r' names the memory key "(?P<key>[^"]+)"'))
+@decides("CA-008")
 def _errors_name_key(candidates_run: CandidatesRun, iid: str, rid: str, key: str) -> None:
     for k, answer in enumerate(candidates_run.candidates(rid, iid)):
         error = answer.get("error") or {}
@@ -599,6 +612,7 @@ def _errors_name_key(candidates_run: CandidatesRun, iid: str, rid: str, key: str
 
 
 @then(parsers.re(r"the commander prompt for " + _CANDIDATE + " is:"), converters={"k": int})
+@decides("CA-002", "CA-003", "CA-004", "CA-005", "CA-006", "CA-012", "CA-013", "CA-022")
 def _prompt_is(
     candidates_run: CandidatesRun, k: int, iid: str, rid: str, docstring: str
 ) -> None:
@@ -610,6 +624,7 @@ def _prompt_is(
 
 @then(parsers.re(r"the commander prompt for " + _CANDIDATE + r" is (?P<size>\d+) characters long"),
       converters={"k": int, "size": int})
+@decides("CA-010", "CA-011")
 def _prompt_length(candidates_run: CandidatesRun, k: int, iid: str, rid: str, size: int) -> None:
     expect_equal(
         f"length of the commander prompt for candidate {k} of input {iid!r} of request {rid!r}",
@@ -619,6 +634,7 @@ def _prompt_length(candidates_run: CandidatesRun, k: int, iid: str, rid: str, si
 
 @then(parsers.re(r"the commander prompts for " + _INPUT + r' and for input "(?P<iid2>[^"]+)" '
                  r'of request "(?P<rid2>[^"]+)" are the same'))
+@decides("CA-002", "CA-005")
 def _prompts_same(
     candidates_run: CandidatesRun, iid: str, rid: str, iid2: str, rid2: str
 ) -> None:
@@ -631,6 +647,7 @@ def _prompts_same(
 
 @then(parsers.re(r"the memories of " + _INPUT + r' and of input "(?P<iid2>[^"]+)" '
                  r'of request "(?P<rid2>[^"]+)" are the same'))
+@decides("CA-002", "CA-005")
 def _memories_same(
     candidates_run: CandidatesRun, iid: str, rid: str, iid2: str, rid2: str
 ) -> None:
@@ -642,6 +659,7 @@ def _memories_same(
 
 
 @then(parsers.re(r"no commander prompt for " + _INPUT + r' contains "(?P<text>[^"]+)"'))
+@decides("CA-003", "CA-004")
 def _prompt_lacks(candidates_run: CandidatesRun, iid: str, rid: str, text: str) -> None:
     for entry in candidates_run.calls("commander", rid, iid):
         prompt = str(_request_of(entry).get("prompt"))
@@ -654,6 +672,7 @@ def _prompt_lacks(candidates_run: CandidatesRun, iid: str, rid: str, text: str) 
 
 @then(parsers.re(r"the (?P<component>summarizer|commander) is called (?P<n>\d+) times? for "
                  + _INPUT), converters={"n": int})
+@decides("CA-010", "CA-012", "CA-014")
 def _called(
     candidates_run: CandidatesRun, component: str, n: int, iid: str, rid: str
 ) -> None:
@@ -664,11 +683,13 @@ def _called(
 
 
 @then(parsers.re(r"the (?P<component>summarizer|commander) is not called for " + _INPUT))
+@decides("CA-008", "CA-011", "CA-015", "CA-019")
 def _not_called(candidates_run: CandidatesRun, component: str, iid: str, rid: str) -> None:
     _called(candidates_run, component, 0, iid, rid)
 
 
 @then(parsers.re(r"the summarizer for " + _INPUT + r" is never shown \"(?P<text>[^\"]+)\""))
+@decides("CA-012")
 def _summarizer_lacks(candidates_run: CandidatesRun, iid: str, rid: str, text: str) -> None:
     for entry in candidates_run.calls("summarizer", rid, iid):
         shown = json.dumps(_request_of(entry), ensure_ascii=False)
@@ -682,6 +703,7 @@ def _summarizer_lacks(candidates_run: CandidatesRun, iid: str, rid: str, text: s
 @then(parsers.re(r"the summarizer for " + _INPUT +
                  r" is shown the supplied history and the previous summary "
                  r"\"(?P<summary>[^\"]*)\""))
+@decides("CA-012")
 def _summarizer_shown(candidates_run: CandidatesRun, iid: str, rid: str, summary: str) -> None:
     calls = candidates_run.calls("summarizer", rid, iid)
     if len(calls) != 1:
@@ -719,6 +741,7 @@ def _steps(run: CandidatesRun, rid: str, iid: str, k: int) -> list[dict[str, Any
 
 
 @then(parsers.re(r"the internal steps of " + _CANDIDATE + " are:"), converters={"k": int})
+@decides("CA-017", "CA-018", "CA-019", "CA-020")
 def _steps_table(
     candidates_run: CandidatesRun, k: int, iid: str, rid: str, datatable: list[list[str]]
 ) -> None:
@@ -740,6 +763,7 @@ def _steps_table(
 
 @then(parsers.re(r'the internal step "(?P<sid>[^"]+)" of ' + _CANDIDATE + " is:"),
       converters={"k": int})
+@decides("CA-017", "CA-018", "CA-019")
 def _step_is(
     candidates_run: CandidatesRun, sid: str, k: int, iid: str, rid: str, docstring: str
 ) -> None:
@@ -752,6 +776,7 @@ def _step_is(
 
 @then(parsers.re(r"every candidate of " + _INPUT +
                  r" starts its internal steps with the same summarizer record"))
+@decides("CA-014")
 def _shared_summary_record(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
     answers = candidates_run.candidates(rid, iid)
     firsts: list[Any] = []
@@ -766,6 +791,7 @@ def _shared_summary_record(candidates_run: CandidatesRun, iid: str, rid: str) ->
 
 @then(parsers.re(r"every internal step of " + _INPUT +
                  r" records what the timeline shows the component received and returned"))
+@decides("CA-017", "CA-018", "CA-019", "CA-020")
 def _steps_match_timeline(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
     for k, _answer in enumerate(candidates_run.candidates(rid, iid)):
         for step in _steps(candidates_run, rid, iid, k):

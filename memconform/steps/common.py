@@ -8,11 +8,21 @@ calls :func:`require_capability`, which ends it as ``unsupported``. A scenario
 whose rule is claimed but which the kit could not exercise (a kill that never
 landed while a write was in flight, a fault it could not inject) calls
 :func:`inconclusive`: never a pass, and the rule's class is not achieved.
+
+A check names the rules it decides: a ``Then`` step decorated with
+:func:`decides` is one check. Its :class:`Mismatch` is recorded (by the
+scenario's :class:`CheckRecorder`) instead of ending the scenario, so the
+row's remaining checks still run, and the plugin gives each rule of the row
+the verdict of its own checks only. A ``Mismatch`` raised with ``rules`` names
+them itself; one raised by an undecorated step decides every rule on the row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import pytest
@@ -25,7 +35,10 @@ __all__ = [
     "INCONCLUSIVE_PREFIX",
     "PROMISES",
     "UNSUPPORTED_PREFIX",
+    "CheckRecorder",
+    "CheckResult",
     "Mismatch",
+    "decides",
     "expect_equal",
     "how_passed",
     "inconclusive",
@@ -40,19 +53,93 @@ INCONCLUSIVE_PREFIX = "inconclusive: "
 
 
 class Mismatch(AssertionError):
-    """A rule check failed: ``expected`` and ``observed`` are human-readable text."""
+    """A rule check failed: ``expected`` and ``observed`` are human-readable text.
 
-    def __init__(self, what: str, expected: str, observed: str) -> None:
+    ``rules`` names the rules the failed check decides; ``None`` leaves that to
+    the check that raised it (:func:`decides`), or, outside any check, to every
+    rule on the row."""
+
+    def __init__(
+        self, what: str, expected: str, observed: str,
+        rules: Iterable[str] | None = None,
+    ) -> None:
         super().__init__(f"{what}\nexpected:\n{expected}\nobserved:\n{observed}")
         self.what = what
         self.expected = expected
         self.observed = observed
+        self.rules: tuple[str, ...] | None = None if rules is None else tuple(rules)
 
 
-def expect_equal(what: str, expected: Any, observed: Any) -> None:
-    """Raise :class:`Mismatch` unless ``expected == observed``."""
+def expect_equal(
+    what: str, expected: Any, observed: Any, rules: Iterable[str] | None = None
+) -> None:
+    """Raise :class:`Mismatch` (deciding ``rules``) unless ``expected == observed``."""
     if expected != observed:
-        raise Mismatch(what, _render(expected), _render(observed))
+        raise Mismatch(what, _render(expected), _render(observed), rules)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check that ran on a row: the step, the rules it decides (``None``:
+    every rule on the row) and its :class:`Mismatch` when it failed."""
+
+    step: str
+    rules: tuple[str, ...] | None
+    failure: Mismatch | None = None
+
+
+@dataclass
+class CheckRecorder:
+    """The checks of one scenario row, in the order they ran (soft assertions:
+    a failed check is recorded and the row goes on)."""
+
+    step: str = ""
+    """The step running now (set by the plugin before each step call)."""
+    results: list[CheckResult] = field(default_factory=list)
+
+    def record(self, rules: tuple[str, ...] | None, failure: Mismatch | None) -> None:
+        """Record the current step's check: passed, or failed with ``failure``."""
+        self.results.append(CheckResult(self.step, rules, failure))
+
+
+def decides(*rules: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Make a ``Then`` step a check deciding ``rules`` (of those tagged on the row).
+
+    Place it below the ``@then`` decorators. The step's :class:`Mismatch` is
+    recorded, not raised, so the row's later checks still run; any other
+    exception still ends the scenario (it decides every rule on the row). On a
+    row tagged with none of ``rules`` the check is a premise: when it fails,
+    the row's rules get no verdict from that row.
+    """
+    if not rules:
+        raise ValueError("a check decides at least one rule")
+    decided = tuple(rules)
+
+    def wrap(func: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(func)
+        if "check_recorder" in signature.parameters:
+            raise TypeError(f"{func.__name__} already takes check_recorder")
+
+        @functools.wraps(func)
+        def check(*args: Any, check_recorder: CheckRecorder | None = None, **kwargs: Any) -> None:
+            if check_recorder is None:  # called by another step: part of that check
+                func(*args, **kwargs)
+                return
+            try:
+                func(*args, **kwargs)
+            except Mismatch as failure:
+                check_recorder.record(failure.rules or decided, failure)
+                return
+            check_recorder.record(decided, None)
+
+        recorder = inspect.Parameter("check_recorder", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        check.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[recorder, *signature.parameters.values()]
+        )
+        check.rules = decided  # type: ignore[attr-defined]
+        return check
+
+    return wrap
 
 
 def _render(value: Any) -> str:

@@ -41,7 +41,7 @@ from memconform.simulator.persisted_state import (
     log_thread,
 )
 from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, observe
-from memconform.steps.common import Mismatch, expect_equal, require_capability
+from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
 from memconform.values import Fact, JSONValue, StateEntry
 
 __all__ = ["JobWorld", "persisted_state"]
@@ -423,6 +423,7 @@ def _fresh_process(
 
 
 @then(parsers.parse('the job outcome is "{outcome}"'))
+@decides("PS-007", "PS-009", "PS-032")
 def job_outcome_is(persisted_state: JobWorld, outcome: str) -> None:
     expect_equal("the job's outcome", outcome, persisted_state.last_outcome("job", "resume").get(
         "outcome"))
@@ -450,6 +451,7 @@ def _written_record(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 @then(parsers.parse('no record write before the "{tool}" tool succeeded holds the value "{name}"'))
+@decides("PS-003")
 def no_early_value(persisted_state: JobWorld, tool: str, name: str) -> None:
     seq = _tool_success_seq(persisted_state, tool)
     early = [
@@ -464,6 +466,7 @@ def no_early_value(persisted_state: JobWorld, tool: str, name: str) -> None:
 @then(parsers.parse(
     'no record write before the "{tool}" tool succeeded marks the step "{step}" done'
 ))
+@decides("PS-003")
 def no_early_done(persisted_state: JobWorld, tool: str, step: str) -> None:
     seq = _tool_success_seq(persisted_state, tool)
     early = [
@@ -477,18 +480,21 @@ def no_early_done(persisted_state: JobWorld, tool: str, step: str) -> None:
 
 
 @then(parsers.parse('the stored record holds the value "{name}" = {value}'))
+@decides("PS-003", "PS-005", "PS-032")
 def record_holds(persisted_state: JobWorld, name: str, value: str) -> None:
     values = persisted_state.record().value.get("values") or {}
     expect_equal(f"the record's value {name!r}", json.loads(value), values.get(name, "<absent>"))
 
 
 @then(parsers.parse('the stored record holds no value "{name}"'))
+@decides("PS-003")
 def record_lacks(persisted_state: JobWorld, name: str) -> None:
     values = persisted_state.record().value.get("values") or {}
     expect_equal(f"the record's value {name!r}", "<absent>", values.get(name, "<absent>"))
 
 
 @then(parsers.parse('the stored record gives the error of step "{step}" as "{message}"'))
+@decides("PS-003")
 def record_error(persisted_state: JobWorld, step: str, message: str) -> None:
     steps = persisted_state.record().value.get("steps") or []
     errors = [s.get("error") for s in steps if s.get("name") == step]
@@ -497,6 +503,7 @@ def record_error(persisted_state: JobWorld, step: str, message: str) -> None:
 
 
 @then("the stored record marks the steps:")
+@decides("PS-001", "PS-003", "PS-032")
 def record_marks(persisted_state: JobWorld, datatable: Sequence[Sequence[str]]) -> None:
     expected = [(r["step"], r["status"]) for r in _rows(datatable)]
     steps = persisted_state.record().value.get("steps") or []
@@ -505,6 +512,7 @@ def record_marks(persisted_state: JobWorld, datatable: Sequence[Sequence[str]]) 
 
 
 @then("the record was written after each completed step before the next step began")
+@decides("PS-001")
 def written_after_each_step(persisted_state: JobWorld) -> None:
     entries = persisted_state.timeline()
     prefix = f"{persisted_state.job['id']}/"
@@ -533,6 +541,7 @@ def written_after_each_step(persisted_state: JobWorld) -> None:
 
 
 @then("the record was read from the store at the start of every step")
+@decides("PS-002")
 def read_at_each_step(persisted_state: JobWorld) -> None:
     entries = persisted_state.timeline()
     prefix = f"{persisted_state.job['id']}/"
@@ -560,23 +569,27 @@ def _tool_calls(world: JobWorld, tool: str) -> list[JSONValue]:
 
 
 @then(parsers.parse('the "{tool}" tool was called with {args}'))
+@decides("PS-002", "PS-007", "PS-009")
 def tool_called_with(persisted_state: JobWorld, tool: str, args: str) -> None:
     expect_equal(f"the arguments of each {tool!r} call", [json.loads(args)],
                  _tool_calls(persisted_state, tool))
 
 
 @then(parsers.parse('the stored record has exactly the fields "{fields}"'))
+@decides("PS-004")
 def record_fields(persisted_state: JobWorld, fields: str) -> None:
     expect_equal("the record's fields", sorted(_names(fields)),
                  sorted(persisted_state.record().value))
 
 
 @then(parsers.parse("the stored record is at version {version:d}"))
+@decides("PS-004")
 def record_version(persisted_state: JobWorld, version: int) -> None:
     expect_equal("the record's version", version, persisted_state.record().version)
 
 
 @then(parsers.parse('the job\'s log holds a call and a result for each of "{steps}"'))
+@decides("PS-010")
 def log_holds(persisted_state: JobWorld, steps: str) -> None:
     thread = log_thread(persisted_state.namespace, persisted_state.job["id"])
     messages = persisted_state.store.messages(thread)
@@ -586,6 +599,7 @@ def log_holds(persisted_state: JobWorld, steps: str) -> None:
 
 
 @then("the model's view at every step holds only the record and the current step")
+@decides("PS-008", "PS-010")
 def model_view(persisted_state: JobWorld) -> None:
     start = persisted_state.resume_from or 0
     views: list[Mapping[str, Any]] = [
@@ -600,6 +614,7 @@ def model_view(persisted_state: JobWorld) -> None:
 
 
 @then("the resumed job did not read the job's log")
+@decides("PS-008")
 def resume_did_not_read_log(persisted_state: JobWorld) -> None:
     start = persisted_state.resume_from or 0
     thread = log_thread(persisted_state.namespace, persisted_state.job["id"])
@@ -611,6 +626,7 @@ def resume_did_not_read_log(persisted_state: JobWorld) -> None:
 
 
 @then("the ledger of all runs holds each effect once, in plan order:")
+@decides("PS-006", "PS-009")
 def ledger_once(persisted_state: JobWorld, datatable: Sequence[Sequence[str]]) -> None:
     expected = [r["effect"] for r in _rows(datatable)]
     observed = [str(e.get("effect")) for e in persisted_state.ledger]
@@ -618,6 +634,7 @@ def ledger_once(persisted_state: JobWorld, datatable: Sequence[Sequence[str]]) -
 
 
 @then("the durable-write confirmation was never asked")
+@decides("PS-011", "PS-021")
 def confirmation_never_asked(persisted_state: JobWorld) -> None:
     asked = [e["seq"] for e in persisted_state.timeline()
              if e["kind"] == "hook" and e["name"] == "confirm_durable_write"]
@@ -677,6 +694,7 @@ def _stored_fact(world: JobWorld, subject: str) -> Fact:
 
 
 @then(parsers.parse('the stored fact "{subject}" has the provenance:'))
+@decides("PS-012")
 def fact_provenance(
     persisted_state: JobWorld, subject: str, datatable: Sequence[Sequence[str]]
 ) -> None:
@@ -686,24 +704,28 @@ def fact_provenance(
 
 
 @then(parsers.parse('the stored fact "{subject}" says "{statement}"'))
+@decides("PS-022")
 def fact_says(persisted_state: JobWorld, subject: str, statement: str) -> None:
     expect_equal(f"the statement of {subject!r}", statement,
                  _stored_fact(persisted_state, subject).statement)
 
 
 @then(parsers.parse('the stored fact "{subject}" is labelled "{trust}"'))
+@decides("PS-018")
 def fact_labelled(persisted_state: JobWorld, subject: str, trust: str) -> None:
     expect_equal(f"the trust label of {subject!r}", trust,
                  _stored_fact(persisted_state, subject).trust)
 
 
 @then(parsers.parse('the stored fact "{subject}" has the origin "{origin}"'))
+@decides("PS-019")
 def fact_origin(persisted_state: JobWorld, subject: str, origin: str) -> None:
     expect_equal(f"the origin of {subject!r}", origin,
                  _stored_fact(persisted_state, subject).origin)
 
 
 @then(parsers.re(r'the knowledge base holds the subjects "(?P<subjects>[^"]*)"'))
+@decides("PS-015", "PS-016", "PS-017", "PS-020", "PS-021")
 def kb_subjects(persisted_state: JobWorld, subjects: str) -> None:
     facts = persisted_state.store.facts(persisted_state.kb_scope)
     expect_equal("the subjects in the knowledge base", sorted(_names(subjects)),
@@ -715,12 +737,14 @@ def _recalled(world: JobWorld) -> list[dict[str, Any]]:
 
 
 @then(parsers.parse('the recall shows only "{statement}" for "{subject}"'))
+@decides("PS-015")
 def recall_only(persisted_state: JobWorld, statement: str, subject: str) -> None:
     shown = [f.get("statement") for f in _recalled(persisted_state) if f.get("subject") == subject]
     expect_equal(f"the statements recalled for {subject!r}", [statement], shown)
 
 
 @then(parsers.parse('the recall does not show "{subject}"'))
+@decides("PS-017")
 def recall_lacks(persisted_state: JobWorld, subject: str) -> None:
     shown = [f for f in _recalled(persisted_state) if f.get("subject") == subject]
     expect_equal(f"recalled entries for {subject!r}", [], shown)
@@ -739,6 +763,7 @@ def _shown_to_model(world: JobWorld, subject: str) -> dict[str, Any]:
 
 
 @then(parsers.parse('the recalled fact "{subject}" is shown as "{status}"'))
+@decides("PS-013", "PS-014")
 def recalled_status(persisted_state: JobWorld, subject: str, status: str) -> None:
     item = _shown_to_model(persisted_state, subject)
     expect_equal(f"the status {subject!r} was shown to the model with", status,
@@ -749,6 +774,7 @@ def recalled_status(persisted_state: JobWorld, subject: str, status: str) -> Non
 
 
 @then(parsers.parse('the model was shown "{subject}" as a claim from "{source}"'))
+@decides("PS-018")
 def shown_as_claim(persisted_state: JobWorld, subject: str, source: str) -> None:
     item = _shown_to_model(persisted_state, subject)
     observed = (item.get("shown_as"), item.get("trust"), f"claim from {source}" in str(
@@ -758,6 +784,7 @@ def shown_as_claim(persisted_state: JobWorld, subject: str, source: str) -> None
 
 
 @then(parsers.parse('the model was shown "{subject}" as copied from "{source}"'))
+@decides("PS-019")
 def shown_as_copied(persisted_state: JobWorld, subject: str, source: str) -> None:
     item = _shown_to_model(persisted_state, subject)
     observed = (item.get("origin"), f"copied from {source}" in str(item.get("text", "")))
@@ -766,6 +793,7 @@ def shown_as_copied(persisted_state: JobWorld, subject: str, source: str) -> Non
 
 
 @then(parsers.parse('the remember request for "{subject}" was "{outcome}"'))
+@decides("PS-020", "PS-021", "PS-022")
 def remember_outcome(persisted_state: JobWorld, subject: str, outcome: str) -> None:
     found = [
         o.get("outcome") for obs in persisted_state.observations for o in obs.get("outcomes", [])
@@ -775,6 +803,7 @@ def remember_outcome(persisted_state: JobWorld, subject: str, outcome: str) -> N
 
 
 @then(parsers.parse('the remember request for "{subject}" evicted "{evicted}"'))
+@decides("PS-016")
 def remember_evicted(persisted_state: JobWorld, subject: str, evicted: str) -> None:
     found = [
         o.get("evicted") for obs in persisted_state.observations for o in obs.get("outcomes", [])
@@ -785,6 +814,7 @@ def remember_evicted(persisted_state: JobWorld, subject: str, evicted: str) -> N
 
 
 @then("the durable-write confirmation was asked before any fact reached the store")
+@decides("PS-020")
 def confirmation_first(persisted_state: JobWorld) -> None:
     order = [
         "confirm" if e["kind"] == "hook" else "put_fact"
@@ -803,6 +833,7 @@ def confirmation_first(persisted_state: JobWorld) -> None:
 
 
 @then("the two exports are identical")
+@decides("PS-023")
 def exports_identical(persisted_state: JobWorld) -> None:
     if len(persisted_state.exports) < 2:
         raise Mismatch("two exports", "two", str(len(persisted_state.exports)))
@@ -810,6 +841,7 @@ def exports_identical(persisted_state: JobWorld) -> None:
 
 
 @then(parsers.parse('the export lists the facts in the order "{subjects}"'))
+@decides("PS-023")
 def export_order(persisted_state: JobWorld, subjects: str) -> None:
     headers = [
         json.loads(line[len("[fact "):-1]) for line in persisted_state.exports[-1].splitlines()
@@ -830,6 +862,7 @@ def _blocks(text: str) -> dict[int, str]:
 
 
 @then(parsers.parse('the two exports differ only in the lines of "{subject}"'))
+@decides("PS-024")
 def exports_differ_in(persisted_state: JobWorld, subject: str) -> None:
     before, after = persisted_state.exports[-2], persisted_state.exports[-1]
     header = f"[fact {json.dumps(subject, ensure_ascii=False)}]"
@@ -849,6 +882,7 @@ def exports_differ_in(persisted_state: JobWorld, subject: str) -> None:
 
 
 @then("the export contains the lines:")
+@decides("PS-025")
 def export_lines(persisted_state: JobWorld, datatable: Sequence[Sequence[str]]) -> None:
     lines = set(persisted_state.exports[-1].splitlines())
     missing = [r["line"] for r in _rows(datatable) if r["line"] not in lines]
@@ -878,6 +912,7 @@ def state_written(persisted_state: JobWorld, key: str, value: str, expected: str
 
 
 @then("the last state write was refused with a conflict")
+@decides("PS-026")
 def write_conflicted(persisted_state: JobWorld) -> None:
     observed = persisted_state.last_write
     if not isinstance(observed, ConflictError):
@@ -887,6 +922,7 @@ def write_conflicted(persisted_state: JobWorld) -> None:
 @then(parsers.re(
     r'the state key "(?P<key>[^"]+)" reads (?P<value>\{.*\}) at version (?P<version>\d+)'
 ))
+@decides("PS-026")
 def state_reads(persisted_state: JobWorld, key: str, value: str, version: str) -> None:
     entry = persisted_state.store.read_state(_state_scope(persisted_state), key)
     observed = None if entry is None else (entry.value, entry.version)
@@ -927,6 +963,7 @@ def fact_put_fields(persisted_state: JobWorld, datatable: Sequence[Sequence[str]
 
 
 @then(parsers.parse('the fact "{subject}" reads back with exactly those fields'))
+@decides("PS-028")
 def fact_exact(persisted_state: JobWorld, subject: str) -> None:
     expected = persisted_state.put_fact
     assert expected is not None
@@ -938,6 +975,7 @@ def fact_exact(persisted_state: JobWorld, subject: str) -> None:
 
 
 @then(parsers.parse('the store returns only "{statement}" for "{subject}"'))
+@decides("PS-027")
 def store_only(persisted_state: JobWorld, statement: str, subject: str) -> None:
     got = persisted_state.store.get_fact(persisted_state.kb_scope, subject)
     expect_equal(f"get_fact({subject!r})", statement, None if got is None else got.statement)
@@ -954,11 +992,13 @@ def fact_forgotten(persisted_state: JobWorld, subject: str, scope: str | None) -
 
 
 @then(parsers.re(r"forget answered (?P<answer>true|false)"))
+@decides("PS-029")
 def forget_answer(persisted_state: JobWorld, answer: str) -> None:
     expect_equal("forget's answer", answer == "true", persisted_state.last_forget)
 
 
 @then(parsers.parse('the store returns no fact for "{subject}"'))
+@decides("PS-029")
 def store_none(persisted_state: JobWorld, subject: str) -> None:
     got = persisted_state.store.get_fact(persisted_state.kb_scope, subject)
     expect_equal(f"get_fact({subject!r})", None, got)
@@ -967,6 +1007,7 @@ def store_none(persisted_state: JobWorld, subject: str) -> None:
 
 
 @then(parsers.parse('scope "{scope}" returns only "{statement}" for "{subject}"'))
+@decides("PS-030")
 def scope_only(persisted_state: JobWorld, scope: str, statement: str, subject: str) -> None:
     kb = _kb(persisted_state, scope)
     got = persisted_state.store.get_fact(kb, subject)
@@ -976,12 +1017,14 @@ def scope_only(persisted_state: JobWorld, scope: str, statement: str, subject: s
 
 
 @then(parsers.parse('scope "{scope}" holds no facts'))
+@decides("PS-030")
 def scope_empty(persisted_state: JobWorld, scope: str) -> None:
     expect_equal(f"facts() of scope {scope!r}", [],
                  [f.subject for f in persisted_state.store.facts(_kb(persisted_state, scope))])
 
 
 @then(parsers.parse('working state written in scope "{left}" is not visible in scope "{right}"'))
+@decides("PS-030")
 def state_isolated(persisted_state: JobWorld, left: str, right: str) -> None:
     if "state" not in persisted_state.store.capabilities:
         return
@@ -1003,6 +1046,7 @@ def state_isolated(persisted_state: JobWorld, left: str, right: str) -> None:
     r'a fresh process opening the store URL reads the state key "(?P<key>[^"]+)" as '
     r"(?P<value>\{.*\}) at version (?P<version>\d+)"
 ))
+@decides("PS-031")
 def fresh_reads_state(persisted_state: JobWorld, key: str, value: str, version: str) -> None:
     shown = _fresh_process(
         persisted_state, ["--show-state", _state_scope(persisted_state), key]
@@ -1013,6 +1057,7 @@ def fresh_reads_state(persisted_state: JobWorld, key: str, value: str, version: 
 
 
 @then(parsers.parse('a fresh process opening the store URL reads the fact "{subject}" unchanged'))
+@decides("PS-031")
 def fresh_reads_fact(persisted_state: JobWorld, subject: str) -> None:
     expected = persisted_state.put_fact
     assert expected is not None

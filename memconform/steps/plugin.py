@@ -31,6 +31,7 @@ import pkgutil
 import re
 import uuid
 from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,14 @@ from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
 from memconform.pytest_entry import add_options
 from memconform.simulator.runtime import Runtime, Simulator
-from memconform.steps.common import HOW_PASSED, INCONCLUSIVE_PREFIX, UNSUPPORTED_PREFIX
+from memconform.steps.common import (
+    HOW_PASSED,
+    INCONCLUSIVE_PREFIX,
+    UNSUPPORTED_PREFIX,
+    CheckRecorder,
+    CheckResult,
+    Mismatch,
+)
 from memconform.timeline import Timeline
 
 RULE_TAG = re.compile(r"^(SP|SW|TU|CA|PS|ST)-\d{3}$")
@@ -243,6 +251,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         measurement.switch("")
 
 
+@pytest.fixture
+def check_recorder(request: pytest.FixtureRequest) -> CheckRecorder:
+    """The checks of this scenario row (see :func:`memconform.steps.common.decides`)."""
+    recorder = CheckRecorder()
+    request.node.stash[_CHECKS] = recorder
+    return recorder
+
+
 # -- outcome capture ------------------------------------------------------------------
 
 _STEP = pytest.StashKey[str]()
@@ -281,6 +297,18 @@ def _gherkin_of(item: pytest.Item) -> tuple[str, str, list[str]] | None:
     if template is None:
         return None
     return _gherkin(template.feature, template)
+
+
+_CHECKS = pytest.StashKey[CheckRecorder]()
+
+
+def pytest_bdd_before_step_call(
+    request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any,
+    step_func: Any, step_func_args: Any,
+) -> None:
+    recorder = request.node.stash.get(_CHECKS, None)
+    if recorder is not None:
+        recorder.step = f"{step.keyword} {step.name}"
 
 
 def pytest_bdd_step_error(
@@ -363,37 +391,139 @@ def pytest_runtest_makereport(
     if report.when == "call" or (report.when == "setup" and not report.passed):
         rules = sorted({m.name for m in item.iter_markers() if RULE_TAG.match(m.name)})
         exc = _first_exception(call)
-        narrowed = getattr(exc, "rules", None)
-        if rules and isinstance(narrowed, tuple) and set(narrowed) & set(rules):
-            rules = sorted(set(narrowed) & set(rules))
-            _export(item, rules, exc)
-        if rules:
+        recorder = item.stash.get(_CHECKS, None)
+        checks = [] if recorder is None or report.when != "call" else list(recorder.results)
+        if rules and checks:
+            verdicts = _rule_verdicts(rules, checks, exc, report, call,
+                                      item.stash.get(_STEP, None), item.stash.get(HOW_PASSED, ""))
+            _fail_report(report, checks)
+        else:
+            narrowed = getattr(exc, "rules", None)
+            if rules and isinstance(narrowed, tuple) and set(narrowed) & set(rules):
+                rules = sorted(set(narrowed) & set(rules))
+                _export(item, rules, exc)
             outcome, message = _classify(call, report)
             if outcome == "passed":
                 message = item.stash.get(HOW_PASSED, "")
-            timeline = item.stash.get(_TIMELINE, None)
-            gherkin = _gherkin_of(item)
+            verdicts = [RuleVerdict(rule, outcome, message, item.stash.get(_STEP, None),
+                                    exc, _decided_by(exc, report)) for rule in rules]
+        timeline = item.stash.get(_TIMELINE, None)
+        calls = [] if timeline is None else timeline.to_json()[-50:]
+        gherkin = _gherkin_of(item)
+        needs = sorted({m.name for m in item.iter_markers()} & _CAPABILITY_TAGS)
+        provided = {
+            "store": item.stash.get(_STORE_PROVIDES, []),
+            "runtime": item.config.stash.get(_RUNTIME_PROVIDES, []),
+        }
+        for group in _grouped(verdicts):
+            first = group[0]
             record = {
                 "nodeid": item.nodeid,
                 "scenario": getattr(item, "originalname", item.name)
                 if gherkin is None else gherkin[0],
                 "feature": None if gherkin is None else gherkin[1],
                 "gherkin": [] if gherkin is None else gherkin[2],
-                "rules": rules,
-                "outcome": outcome,
-                "message": message,
-                "failing_step": item.stash.get(_STEP, None),
-                "expected": getattr(exc, "expected", None),
-                "observed": getattr(exc, "observed", None),
-                "store_calls": [] if timeline is None else timeline.to_json()[-50:],
-                "needs": sorted({m.name for m in item.iter_markers()} & _CAPABILITY_TAGS),
-                "provided": {
-                    "store": item.stash.get(_STORE_PROVIDES, []),
-                    "runtime": item.config.stash.get(_RUNTIME_PROVIDES, []),
-                },
+                "rules": [v.rule for v in group],
+                "outcome": first.outcome,
+                "message": first.message,
+                "failing_step": first.step,
+                "expected": getattr(first.evidence, "expected", None),
+                "observed": getattr(first.evidence, "observed", None),
+                "decided_by": first.decided_by,
+                "store_calls": calls,
+                "needs": needs,
+                "provided": provided,
             }
             report.user_properties.append(("memconform", json.dumps(record)))
     return report
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    """What one row says about one of its rules: the scenario outcome for that
+    rule, why, the failing step and mismatch (if any), and ``decided_by``:
+    ``check`` when a check naming the rule decided it, ``scenario`` when the
+    row as a whole did (a crash, an adapter error, a skip)."""
+
+    rule: str
+    outcome: str
+    message: str
+    step: str | None
+    evidence: BaseException | None
+    decided_by: str
+
+
+def _decided_by(exc: BaseException | None, report: pytest.TestReport) -> str:
+    """A row without recorded checks: its checks decide every rule of the row."""
+    if report.passed or isinstance(exc, AssertionError):
+        return "check"
+    return "scenario"
+
+
+def _rule_verdicts(
+    rules: list[str], checks: list[CheckResult], exc: BaseException | None,
+    report: pytest.TestReport, call: pytest.CallInfo[None], step: str | None,
+    how: str = "",
+) -> list[RuleVerdict]:
+    """Each rule of the row judged by its own checks.
+
+    A rule one of whose checks failed fails. An exception that is not a
+    check's :class:`Mismatch` (the runtime or the kit crashed, an adapter broke
+    the contract, the scenario was skipped) decides every other rule of the
+    row. Otherwise a rule passes when a check of it ran and passed; when a
+    premise of the row (a check deciding none of the row's rules) failed, or no
+    check of the rule ran, the rule gets no verdict from this row (``skipped``).
+    """
+    if isinstance(exc, Mismatch) and exc.rules is not None:
+        checks = [*checks, CheckResult(step or "", exc.rules, exc)]
+        exc = None
+    tagged = set(rules)
+    premises = [c for c in checks if c.failure is not None and c.rules is not None
+                and not tagged & set(c.rules)]
+    out = []
+    for rule in rules:
+        own = [c for c in checks if c.rules is None or rule in c.rules]
+        failed = [c for c in own if c.failure is not None]
+        if failed:
+            first = failed[0]
+            assert first.failure is not None
+            out.append(RuleVerdict(rule, "failed", str(first.failure), first.step,
+                                   first.failure, "check"))
+        elif exc is not None or not report.passed:
+            outcome, message = _classify(call, report)
+            out.append(RuleVerdict(rule, outcome, message, step, exc, _decided_by(exc, report)))
+        elif premises:
+            what = premises[0].failure.what if premises[0].failure is not None else ""
+            out.append(RuleVerdict(
+                rule, "skipped", f"not judged on this row: its premise failed ({what})",
+                premises[0].step, None, "scenario"))
+        elif own:
+            out.append(RuleVerdict(rule, "passed", how, None, None, "check"))
+        else:
+            out.append(RuleVerdict(rule, "skipped", f"no check of {rule} ran on this row",
+                                   None, None, "scenario"))
+    return out
+
+
+def _fail_report(report: pytest.TestReport, checks: list[CheckResult]) -> None:
+    """A row whose checks failed fails in pytest too, listing every failed check."""
+    failed = [c for c in checks if c.failure is not None]
+    if not failed or not report.passed:
+        return
+    report.outcome = "failed"
+    report.longrepr = "\n\n".join(
+        f"{c.step} [{', '.join(c.rules or ('every rule of the row',))}]\n{c.failure}"
+        for c in failed
+    )
+
+
+def _grouped(verdicts: list[RuleVerdict]) -> list[list[RuleVerdict]]:
+    """Rules with the same outcome, reason and evidence share one record."""
+    groups: dict[tuple[Any, ...], list[RuleVerdict]] = {}
+    for v in verdicts:
+        key = (v.outcome, v.message, v.step, id(v.evidence), v.decided_by)
+        groups.setdefault(key, []).append(v)
+    return list(groups.values())
 
 
 def _export(item: pytest.Item, rules: list[str], exc: BaseException | None) -> None:

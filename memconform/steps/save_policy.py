@@ -27,7 +27,7 @@ from memconform.steps._save_policy_scripts import (
     base_script,
     batches_text,
 )
-from memconform.steps.common import Mismatch, expect_equal, require_capability
+from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Message
 
@@ -283,12 +283,14 @@ def sp_execute_both_modes(
 
 
 @then(parsers.parse('the save-policy run ends "{outcome}"'))
+@decides("SP-004", "SP-017", "SP-020", "SP-023", "SP-024", "SP-026", "SP-027", "SP-032")
 def sp_run_ends(sp_observation: dict[str, Any], outcome: str) -> None:
     """Run 1's outcome, written ``blocked at output`` for blocks."""
     sp_run_number_ends(sp_observation, 1, outcome)
 
 
 @then(parsers.parse('save-policy run {number:d} ends "{outcome}"'))
+@decides("SP-019", "SP-028")
 def sp_run_number_ends(sp_observation: dict[str, Any], number: int, outcome: str) -> None:
     """The outcome of the n-th run."""
     run = _run(sp_observation, number)
@@ -297,6 +299,7 @@ def sp_run_number_ends(sp_observation: dict[str, Any], number: int, outcome: str
 
 
 @then(parsers.parse('the caller of the save-policy run gets the error "{kind}"'))
+@decides("SP-016", "SP-017", "SP-020", "SP-024")
 def sp_caller_error(sp_observation: dict[str, Any], kind: str) -> None:
     """The error type the caller of run 1 received."""
     error = _run(sp_observation, 1).get("error") or {}
@@ -304,18 +307,21 @@ def sp_caller_error(sp_observation: dict[str, Any], kind: str) -> None:
 
 
 @then("the caller of the save-policy run gets no error")
+@decides("SP-004", "SP-026", "SP-027")
 def sp_caller_no_error(sp_observation: dict[str, Any]) -> None:
     """Run 1 reported no error."""
     expect_equal("error the caller got", None, _run(sp_observation, 1).get("error"))
 
 
 @then(parsers.parse('the save-policy reply is "{text}"'))
+@decides("SP-007", "SP-026")
 def sp_reply(sp_observation: dict[str, Any], text: str) -> None:
     """The answer the caller of run 1 got."""
     expect_equal("reply of save-policy run 1", text, _run(sp_observation, 1).get("reply"))
 
 
 @then(parsers.parse("the save-policy model was called {count:d} times"))
+@decides("SP-004", "SP-005", "SP-020", "SP-021", "SP-023", "SP-024")
 def sp_model_calls(sp_observation: dict[str, Any], count: int) -> None:
     """Model calls seen on the timeline (retries included)."""
     calls = [e for e in sp_observation["timeline"] if e["kind"] == "model"]
@@ -323,6 +329,7 @@ def sp_model_calls(sp_observation: dict[str, Any], count: int) -> None:
 
 
 @then("the save-policy configuration is rejected naming the save_policy setting")
+@decides("SP-002")
 def sp_rejected(sp_observation: dict[str, Any]) -> None:
     """The runtime refused the configuration, naming the setting."""
     problem = sp_observation.get("construction_error")
@@ -333,6 +340,7 @@ def sp_rejected(sp_observation: dict[str, Any]) -> None:
 
 
 @then("the save-policy runtime neither called the model nor the store")
+@decides("SP-002")
 def sp_nothing_ran(sp_observation: dict[str, Any]) -> None:
     """Nothing ran: no model call and no store call."""
     touched = [f"{e['kind']}:{e['name']}" for e in sp_observation["timeline"]
@@ -344,6 +352,10 @@ def sp_nothing_ran(sp_observation: dict[str, Any]) -> None:
 
 
 @then(parsers.parse('the save-policy appends are "{batches}"'))
+@decides(
+    "SP-001", "SP-004", "SP-005", "SP-006", "SP-007", "SP-008", "SP-009", "SP-010", "SP-011",
+    "SP-012", "SP-020", "SP-021", "SP-023", "SP-024", "SP-025", "SP-027", "SP-028", "SP-032",
+)
 def sp_appends(sp_observation: dict[str, Any], batches: str) -> None:
     """The roles of each batch the store accepted, in append order."""
     observed = _roles(appended_batches(sp_observation, _thread(sp_observation)))
@@ -351,6 +363,7 @@ def sp_appends(sp_observation: dict[str, Any], batches: str) -> None:
 
 
 @then("the save-policy thread holds:")
+@decides("SP-005", "SP-006", "SP-007", "SP-008", "SP-010", "SP-023", "SP-024", "SP-026", "SP-028")
 def sp_thread_holds(
     sp_observation: dict[str, Any], store: RecordingStore, datatable: list[list[str]]
 ) -> None:
@@ -375,6 +388,7 @@ def _read(store: RecordingStore, thread: str) -> list[Message]:
 
 
 @then("no save-policy message is stored twice")
+@decides("SP-021")
 def sp_no_duplicates(sp_observation: dict[str, Any], store: RecordingStore) -> None:
     """Every appended message id and every stored message appears once."""
     ids = [m["id"] for b in appended_batches(sp_observation, _thread(sp_observation)) for m in b]
@@ -386,6 +400,7 @@ def sp_no_duplicates(sp_observation: dict[str, Any], store: RecordingStore) -> N
 
 
 @then("every stored save-policy tool call has its result in the same batch")
+@decides("SP-006", "SP-025")
 def sp_no_orphans(sp_observation: dict[str, Any]) -> None:
     """No batch carries an assistant tool call without the tool message answering it."""
     orphans = []
@@ -403,6 +418,7 @@ def sp_no_orphans(sp_observation: dict[str, Any]) -> None:
 
 
 @then("the save-policy pending tool call is stored without a result")
+@decides("SP-027")
 def sp_pending_stored(sp_observation: dict[str, Any]) -> None:
     """The suspended run's tool call is stored, and no result for it."""
     pending = {c["id"] for c in _run(sp_observation, 1).get("pending_tool_calls", [])}
@@ -418,6 +434,7 @@ def sp_pending_stored(sp_observation: dict[str, Any]) -> None:
 
 
 @then("every stored save-policy message carries its run id and a round counted from 1")
+@decides("SP-030")
 def sp_run_ids_and_rounds(sp_observation: dict[str, Any]) -> None:
     """run_id names the run that made the message; round is its round within the run."""
     runs = {r["run_id"]: r for r in sp_observation["runs"]}
@@ -432,6 +449,7 @@ def sp_run_ids_and_rounds(sp_observation: dict[str, Any]) -> None:
 
 
 @then(parsers.parse('the stored save-policy rounds are "{rounds}"'))
+@decides("SP-030")
 def sp_rounds(sp_observation: dict[str, Any], rounds: str) -> None:
     """The round of each appended message, in append order."""
     observed = ",".join(
@@ -442,6 +460,7 @@ def sp_rounds(sp_observation: dict[str, Any], rounds: str) -> None:
 
 
 @then("the stored save-policy answer is not the model's own text")
+@decides("SP-007", "SP-026")
 def sp_answer_not_raw(sp_observation: dict[str, Any]) -> None:
     """The model's raw answer never reached the store."""
     stored = [m["text"] for b in appended_batches(sp_observation, _thread(sp_observation))
@@ -499,6 +518,7 @@ def _find(observation: Mapping[str, Any], label: str) -> int | None:
 
 
 @then(parsers.parse('the save-policy timeline order is "{sequence}"'))
+@decides("SP-005", "SP-006", "SP-007", "SP-013", "SP-019", "SP-020")
 def sp_timeline_order(sp_observation: dict[str, Any], sequence: str) -> None:
     """Each named point happened, in the order given (``a > b > c``)."""
     labels = [s.strip() for s in sequence.split(">")]
@@ -520,6 +540,7 @@ def sp_timeline_order(sp_observation: dict[str, Any], sequence: str) -> None:
 
 
 @then(parsers.parse('the save-policy timeline never shows "{label}"'))
+@decides("SP-005", "SP-006", "SP-007", "SP-019", "SP-020")
 def sp_timeline_never(sp_observation: dict[str, Any], label: str) -> None:
     """The named point did not happen."""
     expect_equal(f"'{label}' on the timeline", None, _find(sp_observation, label))
@@ -529,21 +550,24 @@ def sp_timeline_never(sp_observation: dict[str, Any], label: str) -> None:
 
 
 @then(parsers.parse('record_error was called once for the save-policy run with "{roles}"'))
+@decides("SP-013", "SP-014", "SP-016")
 def sp_record_error_once(sp_observation: dict[str, Any], roles: str) -> None:
     """Exactly one record_error call, holding every new message of the run and its error."""
     calls = _error_records(sp_observation)
-    expect_equal("record_error calls", 1, len(calls))
+    expect_equal("record_error calls", 1, len(calls), rules=("SP-013",))
     record = ErrorRecord.from_json(calls[0]["args"][1])
     run = _run(sp_observation, 1)
     expect_equal("roles of the messages given to record_error",
                  "" if roles == "none" else roles,
-                 ",".join(m.role for m in record.messages))
+                 ",".join(m.role for m in record.messages), rules=("SP-014",))
     expect_equal("messages given to record_error",
-                 [m["id"] for m in run["new_messages"]], [m.id for m in record.messages])
-    expect_equal("run id of the error record", run["run_id"], record.run_id)
+                 [m["id"] for m in run["new_messages"]], [m.id for m in record.messages],
+                 rules=("SP-014",))
+    expect_equal("run id of the error record", run["run_id"], record.run_id, rules=("SP-014",))
 
 
 @then(parsers.parse('the save-policy error record holds the error "{kind}"'))
+@decides("SP-014")
 def sp_record_error_kind(sp_observation: dict[str, Any], kind: str) -> None:
     """The error given to record_error is the run's error."""
     calls = _error_records(sp_observation)
@@ -553,12 +577,14 @@ def sp_record_error_kind(sp_observation: dict[str, Any], kind: str) -> None:
 
 
 @then("the save-policy store received no record_error call")
+@decides("SP-015", "SP-017")
 def sp_no_record_error(sp_observation: dict[str, Any]) -> None:
     """record_error was never called."""
     expect_equal("record_error calls", 0, len(_error_records(sp_observation)))
 
 
 @then("the save-policy messages hold no error record")
+@decides("SP-018")
 def sp_messages_without_errors(sp_observation: dict[str, Any], store: RecordingStore) -> None:
     """The stored transcript is exactly what was appended: no error record in it."""
     thread = _thread(sp_observation)
@@ -590,6 +616,7 @@ def _behaviour(observation: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @then("the save-policy run behaves the same under every policy")
+@decides("SP-003")
 def sp_same_behaviour(sp_variants: dict[str, dict[str, Any]]) -> None:
     """Model calls (with what the model saw), tool runs, outcome, reply and ledger."""
     reference = _behaviour(sp_variants["message"])
@@ -599,6 +626,7 @@ def sp_same_behaviour(sp_variants: dict[str, dict[str, Any]]) -> None:
 
 
 @then("the buffered and streamed save-policy runs persist the same batches")
+@decides("SP-029")
 def sp_same_batches(sp_variants: dict[str, dict[str, Any]]) -> None:
     """Same batches (roles and texts) and same outcome in both modes."""
     def summary(observation: dict[str, Any]) -> Any:
@@ -612,6 +640,7 @@ def sp_same_batches(sp_variants: dict[str, dict[str, Any]]) -> None:
 
 
 @then("the streamed save-policy run emitted chunk events")
+@decides("SP-029")
 def sp_chunks(sp_variants: dict[str, dict[str, Any]]) -> None:
     """Streaming is visible as chunk events; buffered runs emit none."""
     def chunks(observation: dict[str, Any]) -> int:
@@ -627,6 +656,7 @@ def sp_chunks(sp_variants: dict[str, dict[str, Any]]) -> None:
 
 
 @then("the save-policy ledger still holds the tool's effect")
+@decides("SP-022")
 def sp_ledger(sp_observation: dict[str, Any]) -> None:
     """The tool's side effect stays recorded, whatever happened to the run."""
     effects = [entry.get("effect") for entry in sp_observation["ledger"]]
@@ -634,6 +664,7 @@ def sp_ledger(sp_observation: dict[str, Any]) -> None:
 
 
 @then(parsers.parse("the save-policy model saw at the first call of run {number:d}:"))
+@decides("SP-011", "SP-012", "SP-018", "SP-031")
 def sp_context(sp_observation: dict[str, Any], number: int, datatable: list[list[str]]) -> None:
     """The context view of a run's first model call, as role | text rows."""
     run = _run(sp_observation, number)
@@ -645,6 +676,7 @@ def sp_context(sp_observation: dict[str, Any], number: int, datatable: list[list
 
 
 @then("the save-policy thread history was loaded once, by the first run")
+@decides("SP-028")
 def sp_loaded_once(sp_observation: dict[str, Any]) -> None:
     """A resumed run carries its history with it: one history load for the script."""
     loads = _stores(sp_observation, "messages", _thread(sp_observation))

@@ -41,7 +41,7 @@ from memconform.simulator.strict_write import (
     fold_memory,
     model_view,
 )
-from memconform.steps.common import Mismatch, expect_equal, require_capability
+from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
 from memconform.values import JSONValue, Message
 
 __all__ = ["StrictWriteRun", "parse_writes"]
@@ -340,16 +340,19 @@ def strict_write_constructed(
 
 
 @then(parsers.parse('the strict-write turn {n:d} ends in state "{state}"'))
+@decides("SW-001", "SW-002", "SW-015", "SW-026", "SW-028")
 def strict_write_turn_state(sw_run: StrictWriteRun, n: int, state: str) -> None:
     expect_equal(f"state of strict-write turn {n}", state, sw_run.turn(n).get("state"))
 
 
 @then(parsers.parse("the strict-write reply of turn {n:d} is empty"))
+@decides("SW-015")
 def strict_write_reply_empty(sw_run: StrictWriteRun, n: int) -> None:
     expect_equal(f"reply of strict-write turn {n}", "", sw_run.turn(n).get("reply"))
 
 
 @then(parsers.parse('the strict-write reply of turn {n:d} is "{text}"'))
+@decides("SW-026", "SW-029")
 def strict_write_reply(sw_run: StrictWriteRun, n: int, text: str) -> None:
     """``\\n`` in ``text`` stands for a line break between reply parts."""
     expected = text.replace("\\n", "\n")
@@ -362,6 +365,7 @@ def _task_errors(sw_run: StrictWriteRun, n: int) -> list[dict[str, Any]]:
 
 
 @then(parsers.parse('the strict-write caller gets one task error for "{task}" in turn {n:d}'))
+@decides("SW-011", "SW-016")
 def strict_write_caller_entry(sw_run: StrictWriteRun, task: str, n: int) -> None:
     errors = _task_errors(sw_run, n)
     shapes = [(e.get("type"), e.get("taskId")) for e in errors]
@@ -373,6 +377,7 @@ def strict_write_caller_entry(sw_run: StrictWriteRun, task: str, n: int) -> None
 
 
 @then(parsers.parse("the strict-write caller gets no task error in turn {n:d}"))
+@decides("SW-012")
 def strict_write_caller_nothing(sw_run: StrictWriteRun, n: int) -> None:
     expect_equal(f"taskErrors of strict-write turn {n}", [], _task_errors(sw_run, n))
 
@@ -386,11 +391,13 @@ def _error_text(sw_run: StrictWriteRun, n: int) -> str:
 
 
 @then(parsers.parse('the strict-write task error of turn {n:d} reads "{text}"'))
+@decides("SW-016", "SW-018", "SW-021")
 def strict_write_error_reads(sw_run: StrictWriteRun, n: int, text: str) -> None:
     expect_equal(f"digest text of strict-write turn {n}", text, _error_text(sw_run, n))
 
 
 @then(parsers.parse("the strict-write task error of turn {n:d} is at most {limit:d} characters"))
+@decides("SW-022", "SW-023")
 def strict_write_error_length(sw_run: StrictWriteRun, n: int, limit: int) -> None:
     text = _error_text(sw_run, n)
     if len(text) > limit:
@@ -399,6 +406,7 @@ def strict_write_error_length(sw_run: StrictWriteRun, n: int, limit: int) -> Non
 
 
 @then(parsers.parse('the strict-write task error of turn {n:d} does not contain "{fragment}"'))
+@decides("SW-019", "SW-020", "SW-023", "SW-024")
 def strict_write_error_lacks(sw_run: StrictWriteRun, n: int, fragment: str) -> None:
     text = _error_text(sw_run, n)
     if fragment in text:
@@ -406,6 +414,7 @@ def strict_write_error_lacks(sw_run: StrictWriteRun, n: int, fragment: str) -> N
 
 
 @then(parsers.parse('the strict-write task error of turn {n:d} contains "{fragment}"'))
+@decides("SW-019", "SW-020", "SW-022")
 def strict_write_error_has(sw_run: StrictWriteRun, n: int, fragment: str) -> None:
     text = _error_text(sw_run, n)
     if fragment not in text:
@@ -414,6 +423,7 @@ def strict_write_error_has(sw_run: StrictWriteRun, n: int, fragment: str) -> Non
 
 @then(parsers.parse('the strict-write task error of turn {n:d} keeps no secret of the syntax '
                     '"{syntax}"'))
+@decides("SW-019", "SW-031")
 def strict_write_error_keeps_no_secret(sw_run: StrictWriteRun, n: int, syntax: str) -> None:
     text = _error_text(sw_run, n)
     kept = [s for s in secret_syntax(syntax).secrets if s in text]
@@ -422,6 +432,7 @@ def strict_write_error_keeps_no_secret(sw_run: StrictWriteRun, n: int, syntax: s
 
 
 @then(parsers.parse('the strict-write task error of turn {n:d} names the task "{task}"'))
+@decides("SW-018")
 def strict_write_error_names_task(sw_run: StrictWriteRun, n: int, task: str) -> None:
     text = _error_text(sw_run, n)
     prefix = f"Task 'eddi://{task}' failed: "
@@ -430,6 +441,7 @@ def strict_write_error_names_task(sw_run: StrictWriteRun, n: int, task: str) -> 
 
 
 @then(parsers.parse("the strict-write end user sees only the generic notice in turn {n:d}"))
+@decides("SW-025")
 def strict_write_end_user(sw_run: StrictWriteRun, n: int) -> None:
     turn = sw_run.turn(n)
     expect_equal(f"end-user notice of strict-write turn {n}", END_USER_NOTICE,
@@ -438,6 +450,7 @@ def strict_write_end_user(sw_run: StrictWriteRun, n: int) -> None:
 
 @then(parsers.parse("the strict-write stream of turn {n:d} has a task_failed event "
                     "with the caller's reason"))
+@decides("SW-024")
 def strict_write_stream_event(sw_run: StrictWriteRun, n: int) -> None:
     text = _error_text(sw_run, n)
     events = [e for e in sw_run.timeline
@@ -457,6 +470,7 @@ def strict_write_stream_event(sw_run: StrictWriteRun, n: int) -> None:
 
 
 @then(parsers.parse("the strict-write stream of turn {n:d} has no task_failed event"))
+@decides("SW-012")
 def strict_write_stream_nothing(sw_run: StrictWriteRun, n: int) -> None:
     events = [e for e in sw_run.timeline
               if e["kind"] == "event" and e["name"] == "task_failed" and e.get("turn") == n]
@@ -464,6 +478,7 @@ def strict_write_stream_nothing(sw_run: StrictWriteRun, n: int) -> None:
 
 
 @then(parsers.parse('the strict-write configuration is rejected naming "{name}"'))
+@decides("SW-003")
 def strict_write_rejected(sw_run: StrictWriteRun, name: str) -> None:
     if sw_run.rejection is None:
         raise Mismatch("strict-write configuration", f"rejected naming {name}", "accepted")
@@ -472,6 +487,7 @@ def strict_write_rejected(sw_run: StrictWriteRun, name: str) -> None:
 
 
 @then("nothing reached the strict-write store")
+@decides("SW-003")
 def strict_write_nothing_stored(sw_run: StrictWriteRun, store: RecordingStore) -> None:
     calls = store.timeline.of("store")[sw_run.store_calls_before:]
     writes = [c.name for c in calls if c.name in ("append", "set_committed")]
@@ -498,6 +514,7 @@ def _task_ran(sw_run: StrictWriteRun, store: RecordingStore, task: str, n: int) 
 
 
 @then(parsers.parse('the strict-write task "{task}" does not run in turn {n:d}'))
+@decides("SW-002", "SW-015", "SW-028")
 def strict_write_task_not_run(sw_run: StrictWriteRun, store: RecordingStore, task: str,
                               n: int) -> None:
     if _task_ran(sw_run, store, task, n):
@@ -505,6 +522,7 @@ def strict_write_task_not_run(sw_run: StrictWriteRun, store: RecordingStore, tas
 
 
 @then(parsers.parse('the strict-write task "{task}" runs in turn {n:d}'))
+@decides("SW-026")
 def strict_write_task_run(sw_run: StrictWriteRun, store: RecordingStore, task: str,
                           n: int) -> None:
     if not _task_ran(sw_run, store, task, n):
@@ -526,6 +544,7 @@ def _written_by(store: RecordingStore, sw_run: StrictWriteRun, task: str, n: int
 
 @then(parsers.parse('everything the strict-write task "{task}" wrote in turn {n:d} '
                     "is stored but uncommitted"))
+@decides("SW-001", "SW-004", "SW-005", "SW-007")
 def strict_write_all_uncommitted(sw_run: StrictWriteRun, store: RecordingStore, task: str,
                                  n: int) -> None:
     written = _written_by(store, sw_run, task, n)
@@ -537,6 +556,7 @@ def strict_write_all_uncommitted(sw_run: StrictWriteRun, store: RecordingStore, 
 
 @then(parsers.parse('everything the strict-write task "{task}" wrote in turn {n:d} '
                     "is stored and committed"))
+@decides("SW-001", "SW-002", "SW-007", "SW-013")
 def strict_write_all_committed(sw_run: StrictWriteRun, store: RecordingStore, task: str,
                                n: int) -> None:
     written = _written_by(store, sw_run, task, n)
@@ -556,6 +576,7 @@ def _step_view(sw_run: StrictWriteRun, store: RecordingStore, n: int) -> dict[st
 
 
 @then(parsers.parse('the strict-write data "{key}" of turn {n:d} is visible as {value}'))
+@decides("SW-014")
 def strict_write_data_visible(sw_run: StrictWriteRun, store: RecordingStore, key: str, n: int,
                               value: str) -> None:
     data = _step_view(sw_run, store, n)["data"]
@@ -564,6 +585,7 @@ def strict_write_data_visible(sw_run: StrictWriteRun, store: RecordingStore, key
 
 
 @then(parsers.parse('the strict-write data "{key}" of turn {n:d} is not visible'))
+@decides("SW-007")
 def strict_write_data_hidden(sw_run: StrictWriteRun, store: RecordingStore, key: str,
                              n: int) -> None:
     data = _step_view(sw_run, store, n)["data"]
@@ -573,6 +595,7 @@ def strict_write_data_hidden(sw_run: StrictWriteRun, store: RecordingStore, key:
 
 
 @then(parsers.parse('the strict-write output "{key}" of turn {n:d} is not visible'))
+@decides("SW-008")
 def strict_write_output_hidden(sw_run: StrictWriteRun, store: RecordingStore, key: str,
                                n: int) -> None:
     output = _step_view(sw_run, store, n)["output"]
@@ -582,6 +605,7 @@ def strict_write_output_hidden(sw_run: StrictWriteRun, store: RecordingStore, ke
 
 
 @then(parsers.parse('the strict-write model-visible memory does not contain "{fragment}"'))
+@decides("SW-008", "SW-012")
 def strict_write_memory_lacks(sw_run: StrictWriteRun, store: RecordingStore,
                               fragment: str) -> None:
     view = _dump(_visible(store, sw_run.script["thread"]))
@@ -595,6 +619,7 @@ def _digests(sw_run: StrictWriteRun, store: RecordingStore, n: int) -> list[Any]
 
 
 @then(parsers.parse('the strict-write memory of turn {n:d} holds the digest for "{task}"'))
+@decides("SW-001", "SW-009", "SW-011", "SW-018")
 def strict_write_digest_stored(sw_run: StrictWriteRun, store: RecordingStore, n: int,
                                task: str) -> None:
     digests = _digests(sw_run, store, n)
@@ -606,6 +631,7 @@ def strict_write_digest_stored(sw_run: StrictWriteRun, store: RecordingStore, n:
 
 
 @then(parsers.parse('the strict-write memory of turn {n:d} holds {count:d} digests'))
+@decides("SW-030")
 def strict_write_digest_count(sw_run: StrictWriteRun, store: RecordingStore, n: int,
                               count: int) -> None:
     digests = _digests(sw_run, store, n)
@@ -614,6 +640,7 @@ def strict_write_digest_count(sw_run: StrictWriteRun, store: RecordingStore, n: 
 
 
 @then(parsers.parse("the strict-write memory of turn {n:d} holds no digest"))
+@decides("SW-002", "SW-012", "SW-013", "SW-014", "SW-017")
 def strict_write_no_digest(sw_run: StrictWriteRun, store: RecordingStore, n: int) -> None:
     digests = _digests(sw_run, store, n)
     expect_equal(f"digests in model-visible memory of strict-write turn {n}", [], digests)
@@ -631,6 +658,7 @@ def _actions(sw_run: StrictWriteRun, store: RecordingStore, n: int) -> list[str]
 
 
 @then(parsers.parse('the strict-write actions of turn {n:d} include "{action}"'))
+@decides("SW-010", "SW-011", "SW-013", "SW-029")
 def strict_write_action_emitted(sw_run: StrictWriteRun, store: RecordingStore, n: int,
                                 action: str) -> None:
     actions = _actions(sw_run, store, n)
@@ -640,6 +668,7 @@ def strict_write_action_emitted(sw_run: StrictWriteRun, store: RecordingStore, n
 
 
 @then(parsers.parse('the strict-write actions of turn {n:d} are {actions}'))
+@decides("SW-008", "SW-010", "SW-013", "SW-014", "SW-017", "SW-030")
 def strict_write_actions_exact(sw_run: StrictWriteRun, store: RecordingStore, n: int,
                                actions: str) -> None:
     expect_equal(f"stored actions of strict-write turn {n}", _json(actions, "actions"),
@@ -647,6 +676,7 @@ def strict_write_actions_exact(sw_run: StrictWriteRun, store: RecordingStore, n:
 
 
 @then(parsers.parse("the strict-write actions of turn {n:d} name no failed task"))
+@decides("SW-001", "SW-002", "SW-014", "SW-017")
 def strict_write_no_failure_action(sw_run: StrictWriteRun, store: RecordingStore, n: int) -> None:
     thread = sw_run.script["thread"]
     failed = [m.text for m in _stored(store, thread)
@@ -667,6 +697,7 @@ def _model_request(sw_run: StrictWriteRun, task: str, n: int) -> str:
 
 
 @then(parsers.parse('in turn {n:d} the strict-write model "{task}" sees "{fragment}"'))
+@decides("SW-005", "SW-006", "SW-009", "SW-013", "SW-014", "SW-027", "SW-029")
 def strict_write_model_sees(sw_run: StrictWriteRun, task: str, n: int, fragment: str) -> None:
     request = _model_request(sw_run, task, n)
     if fragment not in request:
@@ -675,6 +706,7 @@ def strict_write_model_sees(sw_run: StrictWriteRun, task: str, n: int, fragment:
 
 
 @then(parsers.parse('in turn {n:d} the strict-write model "{task}" does not see "{fragment}"'))
+@decides("SW-005", "SW-006", "SW-017", "SW-027")
 def strict_write_model_blind(sw_run: StrictWriteRun, task: str, n: int, fragment: str) -> None:
     request = _model_request(sw_run, task, n)
     if fragment in request:
@@ -687,6 +719,7 @@ def strict_write_model_blind(sw_run: StrictWriteRun, task: str, n: int, fragment
 
 @then(parsers.parse('the strict-write store reads back the raw error of "{task}" in turn {n:d} '
                     "as uncommitted"))
+@decides("SW-004")
 def strict_write_flag_read_back(sw_run: StrictWriteRun, store: RecordingStore, task: str,
                                 n: int) -> None:
     thread = sw_run.script["thread"]
@@ -706,6 +739,7 @@ def strict_write_flag_read_back(sw_run: StrictWriteRun, store: RecordingStore, t
 
 
 @then(parsers.parse("the strict-write model-visible memory of turn {n:d}, digests aside, is:"))
+@decides("SW-007", "SW-008", "SW-013")
 def strict_write_memory_table(sw_run: StrictWriteRun, store: RecordingStore, n: int,
                               datatable: list[list[str]]) -> None:
     """The table lists ``kind`` (data or output), ``key`` and ``value`` (JSON) of every

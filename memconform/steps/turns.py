@@ -24,7 +24,7 @@ from pytest_bdd import given, parsers, then, when
 from memconform.adapters.proxy import RecordingStore
 from memconform.simulator.environment import DEFAULT_START
 from memconform.simulator.runtime import Runtime, observe
-from memconform.steps.common import Mismatch, expect_equal, require_capability
+from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
 from memconform.steps.turns_script import TurnsScript
 from memconform.timeline import Entry
 from memconform.values import JSONValue, Message, Role, TurnRecord
@@ -384,6 +384,7 @@ def _roles(messages: list[Message]) -> str:
 
 
 @then(_step('the turns thread holds messages with the roles "{roles:Text}"'))
+@decides("TU-001", "TU-002", "TU-003", "TU-004", "TU-005", "TU-006", "TU-007", "TU-013", "TU-032")
 def thread_roles(turns_run: TurnsRun, roles: str) -> None:
     """The stored roles, in order (``nothing`` for none)."""
     messages = turns_run.messages()
@@ -392,6 +393,7 @@ def thread_roles(turns_run: TurnsRun, roles: str) -> None:
 
 
 @then("the turns thread holds the messages:")
+@decides("TU-001", "TU-004", "TU-005", "TU-013", "TU-023")
 def thread_messages(turns_run: TurnsRun, datatable: list[list[str]]) -> None:
     """Role and text of every stored message, in order."""
     expected = [tuple(row) for row in datatable[1:]]
@@ -400,12 +402,14 @@ def thread_messages(turns_run: TurnsRun, datatable: list[list[str]]) -> None:
 
 
 @then("the turns thread holds no messages")
+@decides("TU-003")
 def thread_empty(turns_run: TurnsRun) -> None:
     """Nothing was stored in the thread."""
     expect_equal("the stored messages", [], turns_run.messages())
 
 
 @then("the user message of the turns thread was stored before the first model call")
+@decides("TU-001")
 def user_before_model(turns_run: TurnsRun) -> None:
     """On the timeline, the append of the user message precedes every model call."""
     turns_run.observed()
@@ -424,6 +428,7 @@ def user_before_model(turns_run: TurnsRun) -> None:
 
 @then(_step('the assistant message of "{turn_id:Text}" carries the final reply and its '
                     "payload part"))
+@decides("TU-004")
 def assistant_payload(turns_run: TurnsRun, turn_id: str) -> None:
     """The stored answer holds the completed reply and its payload as a part."""
     answers = [m for m in turns_run.messages() if m.role == "assistant" and m.turn_id == turn_id]
@@ -444,6 +449,7 @@ def assistant_payload(turns_run: TurnsRun, turn_id: str) -> None:
 
 
 @then("the turns thread holds only the user and assistant messages of root turns")
+@decides("TU-032")
 def only_conversation(turns_run: TurnsRun) -> None:
     """No record, state block or child output became a conversation message."""
     roots = {str(e["turn_id"]) for e in turns_run.settled() if e.get("parent_turn_id") is None}
@@ -460,6 +466,7 @@ def only_conversation(turns_run: TurnsRun) -> None:
 
 
 @then(_step('the turn "{turn_id:Text}" settled {outcome}'))
+@decides("TU-003", "TU-014")
 def turn_settled(turns_run: TurnsRun, turn_id: str, outcome: str) -> None:
     """The settle event of ``turn_id`` names ``outcome``."""
     found = [str(e["outcome"]) for e in turns_run.settled() if e.get("turn_id") == turn_id]
@@ -467,6 +474,7 @@ def turn_settled(turns_run: TurnsRun, turn_id: str, outcome: str) -> None:
 
 
 @then("no model was called for the turns script")
+@decides("TU-003", "TU-014")
 def no_model_call(turns_run: TurnsRun) -> None:
     """The model saw nothing."""
     turns_run.observed()
@@ -474,6 +482,7 @@ def no_model_call(turns_run: TurnsRun) -> None:
 
 
 @then(_step('the turns events hold the partial output of "{turn_id:Text}"'))
+@decides("TU-006")
 def partial_in_events(turns_run: TurnsRun, turn_id: str) -> None:
     """Some output event of the unfinished turn carries its partial text."""
     turns_run.observed()
@@ -487,6 +496,7 @@ def partial_in_events(turns_run: TurnsRun, turn_id: str) -> None:
 
 
 @then("every turn of the turns script emitted an open and a settle event in order")
+@decides("TU-015")
 def open_and_settle_events(turns_run: TurnsRun) -> None:
     """Each turn id opens before it settles, and settles exactly once."""
     turns_run.observed()
@@ -515,6 +525,7 @@ def _history(call: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 @then(_step('the first model call of "{turn_id:Text}" saw the history:'))
+@decides("TU-002", "TU-013", "TU-016", "TU-017", "TU-020", "TU-021")
 def saw_history(turns_run: TurnsRun, turn_id: str, datatable: list[list[str]]) -> None:
     """The history part of the context, role and text, oldest first."""
     expected = [tuple(row) for row in datatable[1:]]
@@ -523,6 +534,7 @@ def saw_history(turns_run: TurnsRun, turn_id: str, datatable: list[list[str]]) -
 
 
 @then(_step('the first model call of "{turn_id:Text}" saw no history'))
+@decides("TU-018")
 def saw_no_history(turns_run: TurnsRun, turn_id: str) -> None:
     """The history part is empty."""
     expect_equal(f"the history at the first call of {turn_id}", [],
@@ -530,6 +542,7 @@ def saw_no_history(turns_run: TurnsRun, turn_id: str) -> None:
 
 
 @then(_step('the first model call of "{turn_id:Text}" saw {count:d} history messages'))
+@decides("TU-016", "TU-018", "TU-021")
 def saw_history_count(turns_run: TurnsRun, turn_id: str, count: int) -> None:
     """The history part has ``count`` entries."""
     history = _history(turns_run.first_call(turn_id))
@@ -540,6 +553,7 @@ def saw_history_count(turns_run: TurnsRun, turn_id: str, count: int) -> None:
 
 @then(_step('the history entries the model saw for "{turn_id:Text}" carry only role '
                     "and text"))
+@decides("TU-020")
 def history_role_text(turns_run: TurnsRun, turn_id: str) -> None:
     """No structured part is replayed."""
     extra = [
@@ -552,12 +566,14 @@ def history_role_text(turns_run: TurnsRun, turn_id: str) -> None:
 
 
 @then(_step('the first model call of "{turn_id:Text}" saw the brief "{text:Text}"'))
+@decides("TU-018", "TU-021")
 def saw_brief(turns_run: TurnsRun, turn_id: str, text: str) -> None:
     """The brief part of the context."""
     expect_equal(f"the brief of {turn_id}", text, turns_run.first_call(turn_id).get("brief"))
 
 
 @then(_step('the first model call of "{turn_id:Text}" saw an empty transcript'))
+@decides("TU-022", "TU-025")
 def saw_empty_transcript(turns_run: TurnsRun, turn_id: str) -> None:
     """The current-turn transcript starts empty."""
     expect_equal(f"the transcript at the first call of {turn_id}", [],
@@ -565,6 +581,7 @@ def saw_empty_transcript(turns_run: TurnsRun, turn_id: str) -> None:
 
 
 @then(_step('the first model call of "{turn_id:Text}" went to the tier "{tier:Text}"'))
+@decides("TU-023", "TU-025")
 def first_tier(turns_run: TurnsRun, turn_id: str, tier: str) -> None:
     """The component of the first model call of the turn."""
     turns_run.observed()
@@ -577,6 +594,7 @@ def first_tier(turns_run: TurnsRun, turn_id: str, tier: str) -> None:
 
 
 @then(_step('the first model call of "{turn_id:Text}" saw the state blocks "{blocks:Text}"'))
+@decides("TU-024")
 def saw_blocks(turns_run: TurnsRun, turn_id: str, blocks: str) -> None:
     """The state part names exactly these blocks (``nothing`` for none)."""
     seen = [str(s.get("block")) for s in turns_run.first_call(turn_id).get("state", [])]
@@ -588,6 +606,7 @@ def saw_blocks(turns_run: TurnsRun, turn_id: str, blocks: str) -> None:
 
 
 @then("every settled turn has exactly one turn record")
+@decides("TU-010", "TU-014")
 def one_record_each(turns_run: TurnsRun) -> None:
     """Records and settle events match one to one (turn id and outcome)."""
     settled = sorted((str(e["turn_id"]), str(e["outcome"])) for e in turns_run.settled())
@@ -610,6 +629,7 @@ def _field(record: TurnRecord, path: str) -> JSONValue:
 
 
 @then(_step('the turn record of "{turn_id:Text}" shows:'))
+@decides("TU-011", "TU-012", "TU-014", "TU-025", "TU-026")
 def record_shows(turns_run: TurnsRun, turn_id: str, datatable: list[list[str]]) -> None:
     """Each ``field | value`` row: a dotted field path and its JSON value."""
     record = turns_run.record(turn_id)
@@ -619,6 +639,7 @@ def record_shows(turns_run: TurnsRun, turn_id: str, datatable: list[list[str]]) 
 
 
 @then(_step('the turn record of "{turn_id:Text}" lists fallbacks from the tiers "{tiers:Text}"'))
+@decides("TU-011")
 def record_fallbacks(turns_run: TurnsRun, turn_id: str, tiers: str) -> None:
     """The fallback history names the failing tiers in order (``nothing`` for none)."""
     fallbacks = turns_run.record(turn_id).fallbacks
@@ -628,6 +649,7 @@ def record_fallbacks(turns_run: TurnsRun, turn_id: str, tiers: str) -> None:
 
 
 @then(_step('the turn record of "{turn_id:Text}" has timing from the injected clock'))
+@decides("TU-011")
 def record_timing(turns_run: TurnsRun, turn_id: str) -> None:
     """``started_at`` and ``settled_at`` are the injected clock's times: in order, and
     within an hour of the scripted start (a wall clock would be far off)."""
@@ -654,6 +676,7 @@ def _moment(value: object) -> datetime | None:
 
 
 @then(_step('the turn record of "{turn_id:Text}" totals the usage of its own model calls'))
+@decides("TU-012")
 def record_own_usage(turns_run: TurnsRun, turn_id: str) -> None:
     """Sum the usage of the turn's own answered model calls and compare."""
     totals: dict[str, int] = {}
@@ -669,6 +692,7 @@ def record_own_usage(turns_run: TurnsRun, turn_id: str) -> None:
 
 
 @then(_step('the turn records of the turns thread have the ids "{ids:Text}"'))
+@decides("TU-027")
 def record_ids(turns_run: TurnsRun, ids: str) -> None:
     """The stored records' ids, in append order."""
     expect_equal("turn record ids in append order", _names(ids),
@@ -676,6 +700,7 @@ def record_ids(turns_run: TurnsRun, ids: str) -> None:
 
 
 @then("every turn id of the turns thread is a distinct UUID")
+@decides("TU-028")
 def distinct_uuids(turns_run: TurnsRun) -> None:
     """Ids from the injected generator: UUIDs, never repeated."""
     ids = [r.turn_id for r in turns_run.records()]
@@ -693,6 +718,7 @@ def distinct_uuids(turns_run: TurnsRun) -> None:
 
 
 @then(_step('the turns block "{block:Text}" holds {value} at version {version:d}'))
+@decides("TU-008", "TU-009")
 def block_holds(turns_run: TurnsRun, block: str, value: str, version: int) -> None:
     """The stored state entry of the block in the thread's scope."""
     turns_run.observed()
@@ -703,6 +729,7 @@ def block_holds(turns_run: TurnsRun, block: str, value: str, version: int) -> No
 
 
 @then(_step('the turns block "{block:Text}" was never written'))
+@decides("TU-008")
 def block_unwritten(turns_run: TurnsRun, block: str) -> None:
     """No state entry exists for the block."""
     turns_run.observed()
@@ -712,6 +739,7 @@ def block_unwritten(turns_run: TurnsRun, block: str) -> None:
 
 
 @then(_step('the turns ledger holds the effect "{effect:Text}"'))
+@decides("TU-009")
 def ledger_effect(turns_run: TurnsRun, effect: str) -> None:
     """The side effect was not rolled back."""
     ledger = turns_run.observed().get("ledger") or []
@@ -724,6 +752,7 @@ def ledger_effect(turns_run: TurnsRun, effect: str) -> None:
 
 
 @then(_step('the turns runtime rejects its configuration naming "{setting:Text}"'))
+@decides("TU-019")
 def config_rejected(turns_run: TurnsRun, setting: str) -> None:
     """The runtime raised a ``ValueError`` that names the setting."""
     if turns_run.error is None or setting not in str(turns_run.error):
@@ -732,6 +761,7 @@ def config_rejected(turns_run: TurnsRun, setting: str) -> None:
 
 
 @then("nothing reached the turns store or the model")
+@decides("TU-019")
 def nothing_happened(turns_run: TurnsRun) -> None:
     """No store write and no model call happened."""
     touched = [
@@ -746,6 +776,7 @@ def nothing_happened(turns_run: TurnsRun) -> None:
 
 
 @then("the turns store returns the kept record unchanged")
+@decides("TU-029")
 def record_unchanged(turns_run: TurnsRun, turns_kept_record: TurnRecord) -> None:
     """The record reads back field for field."""
     found = [r for r in turns_run.store.records(turns_run.thread)
@@ -755,6 +786,7 @@ def record_unchanged(turns_run: TurnsRun, turns_kept_record: TurnRecord) -> None
 
 
 @then(_step('the turns store returns the records "{ids:Text}" for the turns thread'))
+@decides("TU-030")
 def records_for_thread(turns_run: TurnsRun, ids: str) -> None:
     """Only this thread's records, in append order."""
     require_capability(turns_run.store.capabilities, "turn-records")
@@ -765,6 +797,7 @@ def records_for_thread(turns_run: TurnsRun, ids: str) -> None:
 
 
 @then("the turns store returns the records of both threads when no thread is named")
+@decides("TU-030")
 def records_for_all(turns_run: TurnsRun) -> None:
     """Unfiltered reading includes both of the scenario's threads."""
     require_capability(turns_run.store.capabilities, "turn-records")
@@ -776,6 +809,7 @@ def records_for_all(turns_run: TurnsRun) -> None:
 @then(_step(
     "reading the turns thread with a limit of {limit:d} returns messages {first:d} to {last:d}"
 ))
+@decides("TU-031")
 def window_from_store(turns_run: TurnsRun, limit: int, first: int, last: int) -> None:
     """The newest ``limit`` messages, oldest first."""
     observed = [m.id for m in turns_run.store.messages(turns_run.thread, limit)]

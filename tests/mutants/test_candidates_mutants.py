@@ -10,7 +10,7 @@ import pytest
 from memconform.catalogue import load_catalogue
 from memconform.mutants import Mutant
 from memconform.mutants.candidates import MUTANTS
-from tests.mutant_harness import rules_with, run_suite
+from tests.mutant_harness import rejected_rules, run_suite
 
 TARGET = "tests/features/test_candidates.py"
 STORE = ("--memconform-store", "memory://")
@@ -20,7 +20,7 @@ STORE = ("--memconform-store", "memory://")
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_candidates_mutant_is_killed(mutant: Mutant, tmp_path: Path) -> None:
     outcomes = run_suite(TARGET, tmp_path, "--memconform-mutant", mutant.name, *STORE)
-    rejected = rules_with(outcomes, "failed", "error")
+    rejected = rejected_rules(mutant, outcomes)
     missed = sorted(mutant.kills - rejected)
     assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"
 

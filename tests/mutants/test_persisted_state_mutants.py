@@ -17,7 +17,7 @@ import pytest
 from memconform.catalogue import load_catalogue
 from memconform.mutants import Mutant
 from memconform.mutants.persisted_state import MUTANTS
-from tests.mutant_harness import rules_with, run_suite
+from tests.mutant_harness import rejected_rules, run_suite
 
 TARGET = "tests/features/test_persisted_state.py"
 DURABLE_RULES = frozenset({"PS-009", "PS-031"})
@@ -37,7 +37,7 @@ def _store_for(rules: frozenset[str], tmp_path: Path) -> tuple[str, str]:
 def test_persisted_state_mutant_is_killed(mutant: Mutant, tmp_path: Path) -> None:
     store = _store_for(mutant.kills, tmp_path)
     outcomes = run_suite(TARGET, tmp_path, "--memconform-mutant", mutant.name, *store)
-    rejected = rules_with(outcomes, "failed", "error")
+    rejected = rejected_rules(mutant, outcomes)
     missed = sorted(mutant.kills - rejected)
     assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"
 

@@ -9,7 +9,7 @@ import pytest
 
 from memconform.catalogue import load_catalogue
 from memconform.mutants import store, store_processes
-from tests.mutant_harness import rules_with, run_suite
+from tests.mutant_harness import rejected_rules, run_suite
 
 TARGET = "tests/features/test_store.py"
 MUTANTS = [*store.MUTANTS, *store_processes.MUTANTS]
@@ -28,7 +28,7 @@ def test_mutant_is_killed(mutant, tmp_path: Path) -> None:
     outcomes = run_suite(
         TARGET, tmp_path, "--memconform-mutant", mutant.name, *_store_options(mutant.name, tmp_path)
     )
-    rejected = rules_with(outcomes, "failed", "error")
+    rejected = rejected_rules(mutant, outcomes)
     missed = sorted(mutant.kills - rejected)
     assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"
 

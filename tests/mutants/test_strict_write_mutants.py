@@ -11,7 +11,7 @@ import pytest
 from memconform.catalogue import load_catalogue
 from memconform.mutants import Mutant
 from memconform.mutants.strict_write import MUTANTS
-from tests.mutant_harness import rules_with, run_suite
+from tests.mutant_harness import rejected_rules, run_suite
 
 TARGET = "tests/features/test_strict_write.py"
 STORE = ("--memconform-store", "memory://")
@@ -21,7 +21,7 @@ STORE = ("--memconform-store", "memory://")
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_strict_write_mutant_is_killed(mutant: Mutant, tmp_path: Path) -> None:
     outcomes = run_suite(TARGET, tmp_path, "--memconform-mutant", mutant.name, *STORE)
-    rejected = rules_with(outcomes, "failed", "error")
+    rejected = rejected_rules(mutant, outcomes)
     missed = sorted(mutant.kills - rejected)
     assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"
 
@@ -49,3 +49,16 @@ def test_strict_write_mutant_names_are_unique_and_documented() -> None:
     assert all(n.startswith("sw-") for n in names)
     assert all(m.doc and m.profile == "strict-write" and m.kind in ("store", "runtime")
                for m in MUTANTS)
+
+
+@pytest.mark.slow
+def test_a_runtime_breaking_only_sw_015_fails_only_sw_015(tmp_path: Path) -> None:
+    """Rows tagged with SW-015 and other rules: only SW-015's own check fails;
+    the row's other rules keep the verdict of their own checks."""
+    outcomes = run_suite(TARGET, tmp_path, "--memconform-mutant", "sw-failed-turn-replies", *STORE)
+    failed = {r for o in outcomes if o["outcome"] != "passed" for r in o["rules"]}
+    assert failed == {"SW-015"}
+    shared = {o["nodeid"] for o in outcomes if "SW-015" in o["rules"]}
+    passed_beside = {r for o in outcomes if o["nodeid"] in shared and o["outcome"] == "passed"
+                     for r in o["rules"]}
+    assert {"SW-007", "SW-008", "SW-010", "SW-014", "SW-029"} <= passed_beside

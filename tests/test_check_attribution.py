@@ -1,0 +1,95 @@
+"""Each rule of a row gets the verdict of its own checks (plugin._rule_verdicts)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from memconform.steps.common import CheckRecorder, CheckResult, Mismatch, decides
+from memconform.steps.plugin import _rule_verdicts
+
+PASSED = SimpleNamespace(passed=True, skipped=False, when="call", longrepr=None)
+NO_EXCEPTION = SimpleNamespace(excinfo=None)
+
+
+def _verdicts(rules: list[str], checks: list[CheckResult], exc: Any = None,
+              report: Any = PASSED, call: Any = NO_EXCEPTION) -> dict[str, tuple[str, str]]:
+    return {v.rule: (v.outcome, v.decided_by)
+            for v in _rule_verdicts(rules, checks, exc, report, call, None)}
+
+
+def _failure(*rules: str) -> Mismatch:
+    return Mismatch("what", "a", "b", rules or None)
+
+
+def test_a_failed_check_fails_only_the_rules_it_decides() -> None:
+    checks = [CheckResult("Then one", ("SW-014",)),
+              CheckResult("Then two", ("SW-015",), _failure())]
+    assert _verdicts(["SW-014", "SW-015"], checks) == {
+        "SW-014": ("passed", "check"), "SW-015": ("failed", "check")}
+
+
+def test_a_rule_whose_check_did_not_run_gets_no_verdict_from_the_row() -> None:
+    checks = [CheckResult("Then one", ("SW-014",))]
+    assert _verdicts(["SW-014", "SW-015"], checks)["SW-015"] == ("skipped", "scenario")
+
+
+def test_a_failed_premise_leaves_the_rows_rules_unjudged() -> None:
+    checks = [CheckResult("Then outcome", ("SP-004",), _failure()),
+              CheckResult("Then no record", ("SP-015",))]
+    assert _verdicts(["SP-015"], checks) == {"SP-015": ("skipped", "scenario")}
+
+
+def test_a_check_without_rules_decides_every_rule_of_the_row() -> None:
+    checks = [CheckResult("Then all", None, _failure())]
+    assert _verdicts(["A", "B"], checks) == {"A": ("failed", "check"), "B": ("failed", "check")}
+
+
+def test_a_crash_decides_every_rule_without_a_failed_check() -> None:
+    crash = RuntimeError("the runtime crashed")
+    report = SimpleNamespace(passed=False, skipped=False, when="call", longrepr="x")
+    call = SimpleNamespace(excinfo=SimpleNamespace(value=crash))
+    checks = [CheckResult("Then one", ("A",), _failure()), CheckResult("Then two", ("B",))]
+    verdicts = _verdicts(["A", "B"], checks, crash, report, call)
+    assert verdicts == {"A": ("failed", "check"), "B": ("crashed", "scenario")}
+
+
+def test_a_mismatch_naming_its_rules_outside_a_check_decides_those_rules() -> None:
+    checks = [CheckResult("Then one", ("A",))]
+    verdicts = _verdicts(["A", "B"], checks, _failure("B"))
+    assert verdicts == {"A": ("passed", "check"), "B": ("failed", "check")}
+
+
+def test_decides_records_the_mismatch_and_lets_the_row_go_on() -> None:
+    @decides("SW-015")
+    def check(value: int) -> None:
+        if value:
+            raise Mismatch("value", "0", str(value))
+
+    recorder = CheckRecorder(step="Then it")
+    check(value=1, check_recorder=recorder)
+    check(value=0, check_recorder=recorder)
+    assert [(r.rules, r.failure is not None) for r in recorder.results] == [
+        (("SW-015",), True), (("SW-015",), False)]
+    with pytest.raises(Mismatch):  # called by another step: part of that check
+        check(value=1)
+
+
+def test_every_runtime_then_step_names_the_rules_it_decides() -> None:
+    from pytest_bdd.steps import step_function_context_registry
+
+    import memconform.steps.candidates
+    import memconform.steps.persisted_state
+    import memconform.steps.save_policy
+    import memconform.steps.strict_write
+    import memconform.steps.turns  # noqa: F401
+
+    modules = ("candidates", "persisted_state", "save_policy", "strict_write", "turns")
+    undeclared = sorted(
+        c.step_func.__name__ for c in step_function_context_registry.values()
+        if c.type == "then" and c.step_func.__module__.rsplit(".", 1)[-1] in modules
+        and not getattr(c.step_func, "rules", None)
+    )
+    assert undeclared == []
