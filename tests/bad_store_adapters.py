@@ -244,6 +244,15 @@ def misspelt_provides() -> object:
     return _MisspeltProvides()
 
 
+class _MisspeltCapability(_BareCore):
+    capabilities = frozenset({"commit-flag"})
+
+
+def misspelt_capability() -> object:
+    """A store declaring a capability that does not exist (an adapter error)."""
+    return _MisspeltCapability()
+
+
 class LockedFileStore(UnlockedFileStore):
     """A correct file store that passes no rows through the kit's row point: each
     append takes an exclusive lock, rewrites the whole file and renames it into

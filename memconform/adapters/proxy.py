@@ -243,6 +243,14 @@ class RecordingStore:
                 "capabilities", f"is {type(declared).__name__}, expected a set of names"
             )
         names = frozenset(str(c) for c in declared)
+        known = [c.value for c in Capability]
+        unknown = sorted(names - set(known))
+        if unknown:
+            raise AdapterContractError(
+                "capabilities",
+                f"unknown capability {', '.join(map(repr, unknown))} "
+                f"(known: {', '.join(known)})",
+            )
         for capability, methods in CAPABILITY_METHODS.items():
             if capability.value not in names:
                 continue
