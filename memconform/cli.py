@@ -47,28 +47,82 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's lines and names each option's default where it has one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text or default in (None, False, [], argparse.SUPPRESS)
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: {default})"
+
+
+EXIT_CODES = """exit codes:
+  0  conformant (every judged MUST rule passed)
+  1  non-conformant, or a stale baseline entry
+  3  adapter error: the store or runtime broke the contract (crashed, hung, garbage)
+  4  kit error: a bug in memconform
+  5  usage error: the command line or a file it names is wrong"""
+
+
+_P = ", ".join(PROFILES)
+FORMAT: dict[str, Any] = {
+    "choices": ("text", "json"), "default": "text",
+    # `table` was the text format's earlier name for `rules`
+    "type": lambda value: "text" if value == "table" else value,
+    "help": "text for people, json for programs",
+}
+RUN_DESCRIPTION = """Run the conformance suite against one subject and write the report.
+
+What is judged:
+  (no --store, no --runtime)  every rule: the reference simulator on a temporary SQLite store
+  --store URL                 the store-subject rules (every rule a store owes any runtime)
+  --runtime module:factory    the runtime-subject rules (the runtime on the reference store)
+  --profile P, --rule ID      narrow that to the rules of these profiles and these ids
+  --certify                   everything, thoroughly; refuses any narrowing"""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memconform",
         description="Conformance kit for the memory that AI agents persist.",
+        epilog=EXIT_CODES, formatter_class=_Help,
     )
     parser.add_argument("--version", action="version", version=f"memconform {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub_options: dict[str, Any] = {"epilog": EXIT_CODES, "formatter_class": _Help}
 
-    rules = sub.add_parser("rules", help="print the rule catalogue")
-    rules.add_argument("--format", choices=("table", "json"), default="table")
-    rules.add_argument("--profile", action="append", default=[], help="only this profile")
+    rules = sub.add_parser("rules", help="print the rule catalogue", **sub_options)
+    rules.add_argument("--format", **FORMAT)
+    rules.add_argument(
+        "--profile", action="append", default=[], help=f"only this profile; repeatable ({_P})"
+    )
 
-    run = sub.add_parser("run", help="run the conformance suite and write a report")
+    run = sub.add_parser(
+        "run", help="run the conformance suite and write a report", **sub_options,
+        description=RUN_DESCRIPTION,
+    )
     run.add_argument("--store", help="store under test as a URL (default: SQLite, temporary)")
     run.add_argument("--runtime", help="runtime under test as module:factory")
     run.add_argument("--out", default="memconform-report", help="report folder")
-    run.add_argument("--profile", action="append", default=[], help="only this profile")
-    run.add_argument("--rule", action="append", default=[], help="only this rule id")
+    run.add_argument(
+        "--profile", action="append", default=[],
+        help=f"only the rules of this profile; repeatable ({_P})",
+    )
+    run.add_argument(
+        "--rule", action="append", default=[],
+        help="only this rule id (any case, e.g. ST-001); repeatable",
+    )
     run.add_argument("--baseline", help="TOML file of known failures")
     run.add_argument("--certify", action="store_true", help="run everything; refuse selections")
     run.add_argument("--mutant", help="run against a deliberately broken store or runtime")
-    run.add_argument("--jobs", type=int, default=1, help="parallel workers (pytest-xdist)")
+    run.add_argument(
+        "--jobs", type=int, default=1, help="parallel worker processes (pytest-xdist), 1 or more"
+    )
     run.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT,
         help=f"seconds one store call may take (default {DEFAULT_TIMEOUT:g})",
@@ -84,16 +138,21 @@ def _parser() -> argparse.ArgumentParser:
         "and which rules reached each line",
     )
 
-    report = sub.add_parser("report", help="re-render results, or compare several")
+    report = sub.add_parser(
+        "report", help="re-render results, or compare several", **sub_options
+    )
     report.add_argument("results", nargs="+", help="results.json files")
     report.add_argument("--out", required=True, help="output folder")
 
     comply = sub.add_parser(
         "compliance",
         help="judge the certified third-party stores, each in its own venv, and write the page",
+        **sub_options,
     )
     comply.add_argument("--out", default="docs", help="folder of compliance.md (default docs)")
-    comply.add_argument("--target", action="append", default=[], help="only this target")
+    comply.add_argument(
+        "--target", action="append", default=[], help="only this target; repeatable"
+    )
     comply.add_argument("--venvs", default=".venvs", help="folder of the per-library venvs")
     comply.add_argument("--source", default=".", help="the kit's checkout (default .)")
     comply.add_argument(
@@ -101,11 +160,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     comply.add_argument("--timeout", type=float, default=1800.0, help="seconds per target")
 
-    mutants = sub.add_parser("mutants", help="list the deliberately broken stores and runtimes")
-    mutants.add_argument(
-        "--rule", action="append", default=[], help="only the mutants this rule rejects"
+    mutants = sub.add_parser(
+        "mutants", help="list the deliberately broken stores and runtimes", **sub_options
     )
-    mutants.add_argument("--format", choices=("text", "json"), default="text")
+    mutants.add_argument(
+        "--rule", action="append", default=[],
+        help="only the mutants this rule rejects (any case); repeatable",
+    )
+    mutants.add_argument("--format", **FORMAT)
     return parser
 
 
@@ -114,8 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         if args.command is None:
-            _parser().print_help()
-            return EXIT_OK
+            _parser().print_help(sys.stderr)
+            return EXIT_USAGE
         handler = {"rules": _rules, "run": _run, "report": _report, "mutants": _mutants,
                    "compliance": _compliance}
         return handler[args.command](args)
@@ -137,6 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- rules --------------------------------------------------------------------------
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 rule``, ``2 rules``, ``0 rules``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _check_profiles(profiles: Sequence[str]) -> None:
     unknown = [p for p in profiles if p not in PROFILES]
     if unknown:
@@ -155,7 +222,7 @@ def _rules(args: argparse.Namespace) -> int:
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)), row[5])
-    print(f"\n{len(rules)} rules (catalogue {catalogue.version}, {catalogue.digest})")
+    print(f"\n{_count(len(rules), 'rule')} (catalogue {catalogue.version}, {catalogue.digest})")
     return EXIT_OK
 
 
@@ -165,6 +232,7 @@ def _rules(args: argparse.Namespace) -> int:
 def _mutants(args: argparse.Namespace) -> int:
     from memconform.mutants import all_mutants
 
+    args.rule = _rule_ids(args.rule)
     unknown = [r for r in args.rule if r not in load_catalogue().ids]
     if unknown:
         raise UsageError(f"unknown rule {unknown[0]!r} (see: memconform rules)")
@@ -183,7 +251,7 @@ def _mutants(args: argparse.Namespace) -> int:
         kills = ", ".join(sorted(mutant.kills)) or "-"
         print(f"{mutant.name:<40} {mutant.kind:<8} {mutant.profile:<16} {mutant.doc}")
         print(f"{'':<40} kills: {kills}")
-    print(f"\n{len(chosen)} mutants")
+    print(f"\n{_count(len(chosen), 'mutant')}")
     return EXIT_OK
 
 
@@ -200,7 +268,7 @@ def _compliance(args: argparse.Namespace) -> int:
     targets = [known[n] for n in args.target] or list(compliance.TARGETS)
     out = Path(args.out)
     source = Path(args.source).resolve()
-    if not args.from_results and not (source / "pyproject.toml").is_file():
+    if not (source / "pyproject.toml").is_file():
         raise UsageError(f"{source} is not a checkout of the kit (no pyproject.toml)")
     try:
         findings = compliance.load_findings(out / "findings.toml", load_catalogue().ids)
@@ -236,8 +304,14 @@ def _compliance(args: argparse.Namespace) -> int:
 # -- run ----------------------------------------------------------------------------
 
 
+def _rule_ids(given: Sequence[str]) -> list[str]:
+    """Rule ids as the catalogue spells them: ``st-001`` names ST-001."""
+    return [r.strip().upper() for r in given]
+
+
 def _selection(args: argparse.Namespace, catalogue: Catalogue) -> list[str] | None:
     _check_profiles(args.profile)
+    args.rule = _rule_ids(args.rule)
     unknown = [r for r in args.rule if r not in catalogue.ids]
     if unknown:
         raise UsageError(f"unknown rule {unknown[0]!r} (see `memconform rules`)")
@@ -460,6 +534,33 @@ def _measured_packages(args: argparse.Namespace) -> tuple[str, ...]:
         raise UsageError(f"--coverage: {exc}") from None
 
 
+def _check_run_options(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, the values no run could use."""
+    if not args.timeout > 0:  # also refuses nan
+        raise UsageError(f"--timeout must be more than 0 seconds, not {args.timeout:g}")
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be 1 or more, not {args.jobs}")
+    if args.mutant is not None:
+        from memconform.mutants import all_mutants
+
+        if args.mutant not in all_mutants():
+            raise UsageError(f"unknown mutant {args.mutant!r} (see: memconform mutants)")
+
+
+def _report_folder(name: str) -> Path:
+    """The report folder, created; one that cannot be is a usage error."""
+    folder = Path(name)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out {name}: exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {name}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {name}: the folder is not writable")
+    return folder
+
+
 def _run(args: argparse.Namespace) -> int:
     catalogue = load_catalogue()
     selection = _selection(args, catalogue)
@@ -468,6 +569,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("judge one subject at a time: give --store or --runtime, not both")
     if args.max_timeouts < 0:
         raise UsageError(f"--max-timeouts must be 0 (never stop) or more, not {args.max_timeouts}")
+    _check_run_options(args)
     baseline = None
     from memconform import reports
     from memconform.adapters.registry import redact_url
@@ -478,8 +580,7 @@ def _run(args: argparse.Namespace) -> int:
             reports.check_baseline(baseline, catalogue)
         except (OSError, reports.BaselineError) as exc:
             raise UsageError(f"baseline {args.baseline}: {exc}") from None
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = _report_folder(args.out)
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         identity = _identity(args)

@@ -1,4 +1,4 @@
-"""Traceability lint: the catalogue and the features must agree.
+"""Traceability lint: the catalogue and the features must agree (``python -m memconform.lint``).
 
 :func:`lint` returns one line per problem (an empty list is clean):
 
@@ -25,7 +25,7 @@ from gherkin.token_scanner import TokenScanner
 
 from memconform.catalogue import Catalogue
 
-__all__ = ["ScenarioInfo", "lint", "scenarios_in"]
+__all__ = ["ScenarioInfo", "lint", "main", "scenarios_in"]
 
 RULE_TAG = re.compile(r"^@?(SP|SW|TU|CA|PS|ST)-\d+$")
 _LOOKS_LIKE_RULE = re.compile(r"^@?[A-Z]{2}-\d+$")
@@ -118,3 +118,20 @@ def lint(catalogue: Catalogue, features: Path) -> list[str]:
         if rule.id not in tagged and not rule.untested:
             problems.append(f"{rule.id}: no scenario is tagged with this rule")
     return problems
+
+
+def main() -> int:
+    """``python -m memconform.lint``: print each problem of the installed catalogue
+    and features; exit 0 when clean, 1 otherwise."""
+    from memconform.catalogue import load_catalogue
+    from memconform.resources import features_dir
+
+    problems = lint(load_catalogue(), features_dir())
+    for problem in problems:
+        print(problem)
+    print(f"memconform lint: {len(problems) or 'no'} problem{'' if len(problems) == 1 else 's'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

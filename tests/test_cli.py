@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from memconform import __version__
 from memconform.catalogue import PROFILES, load_catalogue
 from memconform.cli import main
+from memconform.mutants import all_mutants
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -18,9 +22,11 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert __version__ in capsys.readouterr().out
 
 
-def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 0
-    assert "run" in capsys.readouterr().out
+def test_no_command_prints_help_and_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 5
+    err = capsys.readouterr().err
+    assert "run" in err
+    assert "exit codes:" in err
 
 
 def test_rules_as_json_cover_every_profile_with_the_documented_fields(
@@ -60,6 +66,13 @@ def test_rules_table(capsys: pytest.CaptureFixture[str]) -> None:
         ["run", "--jobs", "many"],
         ["mutants", "--rule", "XX-001"],
         ["compliance", "--target", "no-such-store"],
+        ["run", "--mutant", "nope"],
+        ["run", "--timeout", "0"],
+        ["run", "--timeout", "-1"],
+        ["run", "--timeout", "nan"],
+        ["run", "--jobs", "0"],
+        ["run", "--jobs", "-3"],
+        ["run", "--out", "/proc/nope/x"],
     ],
 )
 def test_usage_errors_exit_5_with_one_line(
@@ -87,3 +100,79 @@ def test_mutants_filter_by_the_rule_they_break(capsys: pytest.CaptureFixture[str
     assert all("ST-003" in row["kills"] for row in rows)
     assert "store-window-oldest" in {row["name"] for row in rows}
     assert set(rows[0]) == {"name", "kind", "profile", "doc", "kills"}
+
+
+def test_an_out_that_is_a_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("x", encoding="utf-8")
+    assert main(["run", "--out", str(taken)]) == 5
+    err = capsys.readouterr().err.strip()
+    assert err == f"memconform: usage error: --out {taken}: exists and is not a folder"
+
+
+def test_rule_ids_are_matched_in_any_case(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutants", "--rule", "st-003", "--format", "json"]) == 0
+    assert "store-window-oldest" in {row["name"] for row in json.loads(capsys.readouterr().out)}
+    assert main(["run", "--rule", "xx-001"]) == 5
+    assert "unknown rule 'XX-001'" in capsys.readouterr().err
+
+
+def test_rules_and_mutants_share_the_format_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "--format", "text", "--profile", "store"]) == 0
+    text = capsys.readouterr().out
+    assert main(["rules", "--format", "table", "--profile", "store"]) == 0, "the earlier name"
+    assert capsys.readouterr().out == text
+    assert main(["mutants", "--format", "text", "--rule", "ST-003"]) == 0
+    assert main(["mutants", "--format", "table", "--rule", "ST-003"]) == 0
+
+
+def test_counts_are_in_the_singular_for_one(capsys: pytest.CaptureFixture[str]) -> None:
+    killers: dict[str, int] = {}
+    for mutant in all_mutants().values():
+        for rule in mutant.kills:
+            killers[rule] = killers.get(rule, 0) + 1
+    lone = sorted(rule for rule, n in killers.items() if n == 1)
+    many = sorted(rule for rule, n in killers.items() if n > 1)
+    assert lone, "some rule is rejected by one mutant only"
+    assert main(["mutants", "--rule", lone[0]]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "1 mutant"
+    assert main(["mutants", "--rule", many[0]]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"{killers[many[0]]} mutants"
+
+
+def test_help_names_defaults_exit_codes_and_repeatable_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: memconform-report)" in text
+    assert "(default: 1)" in text
+    assert "exit codes: 0 conformant" in text
+    assert "5 usage error" in text
+    assert text.count("repeatable") >= 2
+    assert "--store URL the store-subject rules" in text
+
+
+def test_compliance_from_results_outside_a_checkout_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["compliance", "--from-results", "--source", str(tmp_path),
+                 "--out", str(tmp_path / "docs")])
+    assert code == 5
+    assert "not a checkout of the kit" in capsys.readouterr().err
+    assert not (tmp_path / "docs").exists()
+
+
+@pytest.mark.parametrize(
+    ("module", "code", "says"),
+    [("memconform", 5, "usage: memconform"), ("memconform.lint", 0, "no problems")],
+)
+def test_the_package_and_the_lint_run_with_python_m(module: str, code: int, says: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", module], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == code, done.stderr
+    assert says in done.stdout + done.stderr
