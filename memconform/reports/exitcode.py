@@ -3,11 +3,13 @@
 ======  =====================================================================
 code    meaning
 ======  =====================================================================
-0       conformant: nothing failed (``warn``, ``xfail``, ``unsupported`` and
-        ``not-scored`` rules are shown in the report but do not fail the gate)
-1       non-conformant: a ``fail``, a ``stale`` baseline entry, an
-        ``inconclusive`` MUST rule (claimed, but the kit could not exercise
-        it: its class is not achieved), or an incomplete report (a scored
+0       conformant: nothing failed (``warn``, ``xfail``, ``unsupported``,
+        ``informational`` and ``not-scored`` rules are shown in the report
+        but do not fail the gate)
+1       non-conformant: a ``fail``, a ``stale`` baseline entry, a MUST rule
+        ``inconclusive`` (claimed, but the kit could not exercise it) or
+        ``adapter-provided`` (only the adapter kept it), either of which
+        leaves its class not achieved, or an incomplete report (a scored
         rule that did not run proves nothing)
 3       adapter error: a rule's verdict is ``error`` (the store or runtime
         broke the contract itself)
@@ -20,14 +22,16 @@ When several apply, the highest-ranked wins in the order 4, 3, 1: a kit bug
 makes every other verdict of the run suspect, and an adapter error makes the
 failures around it suspect.
 
-Why ``inconclusive`` exits 1 and has no code of its own: the gate answers
-"are the claimed classes achieved?", and a claimed class holding a MUST rule
-the kit could not exercise is not; exit 0 would publish "conformant" for a
-promise nobody checked. It is the same reasoning that makes a ``not-run``
-rule exit 1, and a CI job needs no new number to stay safe. The report, the
-JUnit ``type`` and the console name the verdict, so the two are told apart
-there. An ``inconclusive`` SHOULD or MAY rule does not change the code: at
-worst it hides a ``warn``, which does not fail the gate either.
+Why ``inconclusive`` and ``adapter-provided`` exit 1 and have no code of
+their own: the gate answers "are the claimed classes achieved?", and a claimed
+class holding a MUST rule that the kit could not exercise, or that only the
+adapter kept, is not; exit 0 would publish "conformant" for a promise the
+library judged was never shown to keep. It is the same reasoning that makes a
+``not-run`` rule exit 1, and a CI job needs no new number to stay safe. The
+report, the JUnit ``type`` and the console name the verdict, so they are told
+apart there. On a SHOULD or MAY rule neither changes the code: at worst it
+hides a ``warn``, which does not fail the gate either. ``informational`` (a
+promise the store does not claim, measured anyway) never changes it.
 """
 
 from __future__ import annotations

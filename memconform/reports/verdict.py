@@ -7,12 +7,27 @@ catalogue rule, in catalogue order:
    stated and does not hold it, when its subject is not the run's subject (a
    ``store`` run scores store rules, a ``runtime`` run runtime rules, ``both``
    scores all), or when it is an ``untested`` MAY rule that no scenario ran.
-2. Outcomes. Over the rule's scenarios: any ``crashed`` → ``error`` flagged as
-   a kit error; else any ``error`` → ``error``; else any ``failed`` → ``fail``
-   for a MUST rule, ``warn`` for a SHOULD or MAY rule; else any ``passed`` →
-   ``pass``; else any ``unsupported`` → ``unsupported``; else (no scenario, or
-   all skipped) → ``not-run``, and the report is incomplete.
-3. Baseline. A listed, unexpired rule whose verdict is ``fail`` or ``warn``
+2. Undeclared capability. A rule whose capability the store does not
+   declare is never ``pass``: only its own scenarios (those tagged with that
+   capability) decide it, so a check that merely names it (a property run over
+   every store) changes nothing, and the verdict is the same in every run.
+   When they ran to a result anyway (``--memconform-measure-unclaimed``) the
+   rule is ``informational`` and ``measured`` says what they showed; otherwise
+   it is ``unsupported``. A kit crash among them is still a kit error.
+3. Outcomes. Over the rule's scenarios (Gherkin ones first, then generated
+   checks; the first of the deciding kind names the reason): any ``crashed``
+   → ``error`` flagged as a kit error; else any ``error`` → ``error``; else
+   any ``failed`` → ``fail`` for a MUST rule, ``warn`` for a SHOULD or MAY
+   rule; else any ``inconclusive`` → ``inconclusive`` (claimed, but the kit
+   could not exercise it: one such scenario outweighs any number that passed);
+   else any ``passed`` → ``pass``; else any ``unsupported`` → ``unsupported``;
+   else (no scenario, or all skipped) → ``not-run``, and the report is
+   incomplete.
+4. Adapter. A ``pass`` of a rule that ``rests_on`` something the adapter of
+   its subject (store or runtime) ``provides`` itself becomes
+   ``adapter-provided``: the behaviour came from the adapter, not from the
+   library judged. Other verdicts stay (a failure is a failure).
+5. Baseline. A listed, unexpired rule whose verdict is ``fail`` or ``warn``
    becomes ``xfail``; one that passes becomes ``stale``; other verdicts are
    left alone (a baseline never hides an adapter error or a kit error).
 
@@ -20,10 +35,12 @@ Conformance classes are ``core`` plus one per capability; a rule belongs to
 the class of the capability it needs (``core`` when none). Claimed classes
 are ``core`` and the declared capabilities. A claimed class is achieved when
 it has scored rules that ran and every such MUST rule passes (``unsupported``
-ones excepted: they could not be judged; an ``inconclusive`` MUST rule is
-judged and did not pass, so its class is not achieved). When a stated selection left out
-some of the class's rules for the run's subject, the class is at most
-``partial``: a partial run never claims a class. Nothing here reads the clock.
+ones excepted: they could not be judged). An ``inconclusive`` or
+``adapter-provided`` MUST rule is judged and did not pass, so its class is
+not achieved; ``informational`` rules belong to no claimed class and count
+nowhere. When a stated selection left out some of the class's rules for the
+run's subject, the class is at most ``partial``: a partial run never claims
+a class. Nothing here reads the clock.
 """
 
 from __future__ import annotations

@@ -63,3 +63,17 @@ def test_an_inconclusive_must_rule_is_1_never_conformant() -> None:
 
 def test_an_inconclusive_should_rule_alone_is_0_like_a_warn() -> None:
     assert _code(outcome(["ST-003"], "inconclusive", name="weak")) == 0
+
+
+def test_an_adapter_provided_must_rule_is_1_and_informational_alone_is_0() -> None:
+    from dataclasses import replace
+
+    from memconform.catalogue import Catalogue
+
+    base = catalogue()
+    rules = tuple(replace(r, rests_on=("ids",)) if r.id == "ST-001" else r for r in base)
+    provided = header(store={"url": "x://", "capabilities": ["errors"], "provides": ["ids"]})
+    results = build_results(store_outcomes(), Catalogue(rules, base.version, base.digest), provided)
+    assert exit_code(results) == 1
+    measured = outcome(["ST-004"], "failed", name="durable anyway", needs=["durable"])
+    assert _code(measured) == 0
