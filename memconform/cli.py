@@ -690,8 +690,22 @@ def _finish(
     return code
 
 
+SUMMARY_VERDICTS = ("fail", "error", "stale")
+"""The verdicts named rule by rule at the end of a run (as pytest's short summary)."""
+
+
 def _print_summary(results: Any, written: Sequence[Path], code: int) -> None:
     data = results.to_json()
+    named = [r for r in data.get("rules", []) if r.get("verdict") in SUMMARY_VERDICTS]
+    if named:
+        print("memconform: short summary")
+    for rule in sorted(named, key=lambda r: (SUMMARY_VERDICTS.index(r["verdict"]), r["id"])):
+        reason = " ".join(str(rule.get("reason") or "").split())
+        if len(reason) > 200:
+            reason = reason[:199] + "…"
+        print(f"{rule['verdict'].upper():<5} {rule['id']}: {reason}")
+        if rule.get("rerun"):
+            print(f"      re-run: {rule['rerun']}")
     totals = data.get("footer", {}).get("totals", {})
     shown = ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v)
     print(f"memconform: {shown or 'no rules run'}")

@@ -27,3 +27,25 @@ def test_a_misspelt_capability_is_an_adapter_error_naming_the_known_ones(
     assert done.returncode == 3, done.stdout + done.stderr
     assert "unknown capability 'commit-flag'" in done.stderr
     assert "(known: commit-flags, errors, turn-records" in done.stderr
+
+
+def test_the_run_ends_naming_each_failed_errored_and_stale_rule(tmp_path: Path) -> None:
+    baseline = tmp_path / "known.toml"
+    baseline.write_text('[[entry]]\nrule = "ST-001"\nreason = "thought broken"\n', "utf-8")
+    store = "tests.bad_store_adapters:bare_core_wrong_window"
+    done = _memconform(
+        tmp_path, "--store", store, "--rule", "ST-003", "--rule", "st-001",
+        "--baseline", str(baseline),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    summary = lines[lines.index("memconform: short summary") + 1 :]
+    assert summary[0].startswith("FAIL  ST-003: MUST broken in ")
+    assert summary[1] == f"      re-run: memconform run --store {store} --rule ST-003"
+    assert summary[2].startswith("STALE ST-001: ")
+    assert summary[3].startswith("      re-run: memconform run --store ")
+    assert summary[4].startswith("memconform: fail 1, ")
+    broken = _memconform(
+        tmp_path, "--store", "tests.bad_store_adapters:misspelt_capability", "--rule", "ST-001"
+    )
+    assert "ERROR ST-001: the adapter broke the contract" in broken.stdout
