@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memconform.adapters.contract import Capability
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.catalogue import load_catalogue
 from memconform.reports import build_results, exit_code
@@ -118,3 +119,26 @@ def test_a_promise_measured_though_not_claimed_is_informational(tmp_path: Path) 
     assert (rule.verdict, rule.measured) == ("informational", "fail")
     assert after.totals["fail"] == 0
     assert next(c for c in after.classes if c.name == "durable").status == "not-claimed"
+
+
+@pytest.mark.slow
+def test_run_ids_and_rounds_a_runtime_adapter_stamps_itself_are_adapter_provided(
+    tmp_path: Path,
+) -> None:
+    outcomes = run_suite(
+        "memconform/steps/suite.py", tmp_path / "stamping", "-m", "SP-030",
+        "--memconform-runtime", "tests.runtime_adapters:stamping_runtime",
+    )
+    assert outcomes
+    assert all(o["provided"]["runtime"] == ["rounds", "run-ids"] for o in outcomes)
+    head = {"subject": "runtime", "runtime": "tests.runtime_adapters:stamping_runtime",
+            "capabilities": [c.value for c in Capability], "kit_version": "test"}
+    results = build_results(outcomes, load_catalogue(), head)
+    assert _verdicts(results, "SP-030") == {"SP-030": "adapter-provided"}
+    assert results.header["runtime"]["provides"] == ["rounds", "run-ids"]
+    misspelt = run_suite(
+        "memconform/steps/suite.py", tmp_path / "misspelt", "-m", "SP-030",
+        "--memconform-runtime", "tests.runtime_adapters:misspelt_runtime",
+    )
+    assert {o["outcome"] for o in misspelt} == {"error"}
+    assert "'round'" in misspelt[0]["message"]
