@@ -151,3 +151,20 @@ def test_sqlite_abort_trigger_rolls_back_the_whole_batch(tmp_path: Path) -> None
     store.append("t", batch)
     assert [m.id for m in store.messages("t")] == ["old0", "m0", "m1", "m2"]
     store.close()
+
+
+def test_a_refusing_store_refuses_what_it_is_told_and_stores_nothing_of_it() -> None:
+    from memconform.adapters.faults import RefusingStore
+    from memconform.values import ErrorRecord
+
+    inner = MemoryStore()
+    store = RefusingStore(inner, appends={2}, methods={"record_error"})
+    store.append("t", _batch(1, "a"))
+    with pytest.raises(StoreError) as refused:
+        store.append("t", _batch(1, "b"))
+    assert not isinstance(refused.value, InjectedFault)  # the contract's own refusal
+    store.append("t", _batch(1, "c"))
+    with pytest.raises(StoreError):
+        store.record_error("t", ErrorRecord(run_id="r", error={"type": "E", "message": "m"}))
+    assert [m.id for m in inner.messages("t")] == ["a0", "c0"]
+    assert inner.errors("t") == []

@@ -23,6 +23,8 @@ from memconform.steps._save_policy_scripts import (
     apply_failure_point,
     base_script,
     batches_text,
+    refusing_store,
+    store_refusals,
 )
 from memconform.values import Message
 
@@ -48,6 +50,12 @@ def proxy() -> Iterator[RecordingStore]:
     store = RecordingStore(MemoryStore())
     yield store
     store.close()
+
+
+def _refusing(proxy: RecordingStore, point: str, policy: str | None) -> RecordingStore:
+    """A proxy on ``proxy``'s store that refuses what ``point`` needs, sharing its timeline."""
+    return RecordingStore(refusing_store(proxy.inner, store_refusals(point, policy)),
+                          proxy.timeline)
 
 
 def _observe(
@@ -87,7 +95,8 @@ def test_every_failure_point_under_every_policy(
     point: str, policy: str, proxy: RecordingStore
 ) -> None:
     expected = EXPECTED[point][policy]
-    observation = _observe(apply_failure_point(base_script("t", policy), point), proxy)
+    observation = _observe(apply_failure_point(base_script("t", policy), point),
+                           _refusing(proxy, point, policy))
     run = observation["runs"][0]
     assert _batches(observation) == expected.batches
     assert run["outcome"] == expected.outcome
@@ -136,7 +145,7 @@ def test_the_same_script_twice_gives_identical_json(point: str) -> None:
     script = apply_failure_point(base_script("t", "turn"), point)
     texts = []
     for _ in range(2):
-        store = RecordingStore(MemoryStore())
+        store = RecordingStore(refusing_store(MemoryStore(), store_refusals(point, "turn")))
         texts.append(json.dumps(_observe(copy.deepcopy(script), store), sort_keys=True))
         store.close()
     assert texts[0] == texts[1]
@@ -197,19 +206,20 @@ def test_anvia_main_stores_a_pending_tool_call_before_suspending(proxy: Recordin
 
 def test_anvia_main_lets_a_failing_record_error_replace_the_error(proxy: RecordingStore) -> None:
     script = apply_failure_point(base_script("t", "run"), "record_error")
-    assert _observe(script, proxy, "anvia-main")["runs"][0]["error"]["type"] == "StoreError"
-    other = RecordingStore(MemoryStore())
+    refusing = _refusing(proxy, "record_error", "run")
+    assert _observe(script, refusing, "anvia-main")["runs"][0]["error"]["type"] == "StoreError"
+    other = RecordingStore(refusing_store(MemoryStore(), store_refusals("record_error", "run")))
     assert _observe(script, other)["runs"][0]["error"]["type"] == "ModelError"
     other.close()
 
 
 def test_a_failing_append_reports_in_order(proxy: RecordingStore) -> None:
     observation = _observe(apply_failure_point(base_script("t", "message"), "last append"),
-                           proxy)
+                           _refusing(proxy, "last append", "message"))
     assert _order(observation)[-4:] == ["append raised", "run_error", "record_error", "outcome"]
-    injected = _store_calls(observation, "append")[-1]
-    assert injected["injected"] is True
-    assert injected["raised"]["type"] == "StoreError"
+    refused = _store_calls(observation, "append")[-1]
+    assert refused["raised"]["type"] == "StoreError"
+    assert [m.role for m in proxy.messages("t")] == ["user", "assistant", "tool"]
 
 
 def test_record_error_is_skipped_when_the_store_lacks_the_capability() -> None:
@@ -363,8 +373,7 @@ def test_scripts_and_observations_match_their_schemas(point: str, proxy: Recordi
         (lambda s: s["runs"].append({"resume": {"approved": "yes"}}), "runs[1].resume.approved"),
         (lambda s: s["runs"][0].update(cancel_before_model_call=0),
          "runs[0].cancel_before_model_call"),
-        (lambda s: s.update(store_faults={"fail_append": "x"}), "store_faults.fail_append[0]"),
-        (lambda s: s.update(store_faults={"explode": True}), "store_faults.explode"),
+        (lambda s: s.update(store_faults={"fail_append": 1}), "store_faults"),
         (lambda s: s.update(max_rounds=0), "max_rounds"),
         (lambda s: s.update(variant="eddi-snapshot"), "variant"),
         (lambda s: s.update(stream="yes"), "stream"),

@@ -3,8 +3,8 @@ point built-in adapters offer between the rows of a batch.
 
 Two kinds of tool live here.
 
-*Wrappers* (:class:`FailNthAppend`, :class:`DelayingStore`,
-:class:`HangingStore`) sit around any store object and change how its calls
+*Wrappers* (:class:`FailNthAppend`, :class:`RefusingStore`,
+:class:`DelayingStore`, :class:`HangingStore`) sit around any store object and change how its calls
 behave; everything they do not change is delegated unchanged.
 
 The *row point* (:func:`batch_row_pause`) is a call a store adapter makes
@@ -44,6 +44,7 @@ __all__ = [
     "FailNthAppend",
     "HangingStore",
     "InjectedFault",
+    "RefusingStore",
     "arm_row_fault",
     "batch_row_pause",
     "disarm_row_fault",
@@ -203,6 +204,43 @@ class FailNthAppend(_Wrapper):
             return append(thread_id, batch)
         finally:
             self.missed = not disarm_row_fault()
+
+
+class RefusingStore(_Wrapper):
+    """The store the kit hands a runtime when a scenario needs a store refusal.
+
+    The ``append`` calls numbered in ``appends`` (1-based, counted over every
+    thread) and every call of the methods named in ``methods`` (for example
+    ``record_error``, ``set_committed``, ``write_state``) raise
+    :class:`~memconform.adapters.contract.StoreError` (the contract's own
+    refusal, as a real store raises it) before reaching the store, so nothing
+    of them is stored. Nothing in the script tells the runtime.
+    """
+
+    def __init__(
+        self, store: object, *, appends: Iterable[int] = (), methods: Iterable[str] = ()
+    ) -> None:
+        super().__init__(store)
+        self.appends = frozenset(appends)
+        self.methods = frozenset(methods)
+        self.append_calls = 0
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> Any:
+        """Refuse the numbered calls, delegate the others."""
+        self.append_calls += 1
+        if self.append_calls in self.appends:
+            raise StoreError(f"the store refused append call {self.append_calls}")
+        return self.inner.append(thread_id, batch)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name not in self.methods or not callable(target):
+            return target
+
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise StoreError(f"the store refused {name}")
+
+        return refused
 
 
 class DelayingStore(_Wrapper):

@@ -115,7 +115,7 @@ class SavePolicyExecutor:
         self.script = script
         self.env = env
         self.variant = script.variant
-        self.gateway = self.gateway_class(env, script.thread, script.faults)
+        self.gateway = self.gateway_class(env, script.thread)
         self.continuation: _Continuation | None = None
 
     # -- configuration --------------------------------------------------------------

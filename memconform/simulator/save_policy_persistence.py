@@ -6,10 +6,9 @@ decides which batches to append, through a :class:`MemoryGateway`. Policies
 never change what the run does; they only choose what is persisted and when.
 
 The :class:`MemoryGateway` is the executor's only path to the store. It loads
-history, appends batches and records errors, and injects the script's store
-faults (``store_faults``) by raising :class:`StoreError` before the store is
-reached; such an injected failure is written on the timeline exactly like a
-store call that raised, marked ``injected``.
+history, appends batches and records errors; a store that refuses a call
+raises :class:`StoreError` through it (the kit injects refusals through the
+store it hands the runtime, never through the script).
 """
 
 from __future__ import annotations
@@ -17,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from memconform.adapters.contract import Capability, StoreError
+from memconform.adapters.contract import Capability
 from memconform.simulator.environment import Environment
-from memconform.simulator.save_policy_script import StoreFaults
 from memconform.values import ErrorRecord, Message
 
 __all__ = [
@@ -35,17 +33,11 @@ __all__ = [
 
 
 class MemoryGateway:
-    """The store as one run sees it: one thread, scripted faults in front.
+    """The store as one run sees it: one thread."""
 
-    Appends are counted over the whole script (1-based); an append whose number
-    is in ``faults.fail_append`` raises ``StoreError`` and stores nothing.
-    """
-
-    def __init__(self, env: Environment, thread: str, faults: StoreFaults) -> None:
+    def __init__(self, env: Environment, thread: str) -> None:
         self.env = env
         self.thread = thread
-        self.faults = faults
-        self.appends = 0
 
     @property
     def records_errors(self) -> bool:
@@ -56,33 +48,14 @@ class MemoryGateway:
         """The thread's stored history, oldest first."""
         return self.env.store.messages(self.thread)
 
-    def _inject(self, method: str, args: list[object], message: str) -> None:
-        self.env.timeline.add(
-            "store", method, args=args, injected=True,
-            raised={"type": "StoreError", "message": message},
-        )
-        raise StoreError(message)
-
     def append(self, batch: Sequence[Message]) -> None:
         """Append one batch; an empty batch is not sent at all."""
         if not batch:
             return
-        self.appends += 1
-        if self.appends in self.faults.fail_append:
-            self._inject(
-                "append",
-                [self.thread, [m.to_json() for m in batch]],
-                f"scripted store fault: append {self.appends} refused",
-            )
         self.env.store.append(self.thread, list(batch))
 
     def record_error(self, record: ErrorRecord) -> None:
         """Keep one error record (the caller checks :attr:`records_errors`)."""
-        if self.faults.fail_record_error:
-            self._inject(
-                "record_error", [self.thread, record.to_json()],
-                "scripted store fault: record_error refused",
-            )
         self.env.store.record_error(self.thread, record)
 
 

@@ -26,7 +26,6 @@ __all__ = [
     "Resume",
     "RunSpec",
     "SavePolicyScript",
-    "StoreFaults",
     "parse_script",
 ]
 
@@ -55,7 +54,7 @@ _RUN_KEYS = frozenset({"input", "resume", "stream", "cancel_before_model_call"})
 _TOP_KEYS = frozenset(
     {
         "schema", "profile", "variant", "save_policy", "thread", "stream", "max_rounds",
-        "max_retries", "store_faults", "runs", "model", "tools", "hooks", "clock",
+        "max_retries", "runs", "model", "tools", "hooks", "clock",
     }
 )
 
@@ -84,15 +83,6 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
-class StoreFaults:
-    """Faults injected in front of the store: the listed appends (1-based, counted
-    over the whole script) and, when set, every ``record_error`` raise ``StoreError``."""
-
-    fail_append: frozenset[int] = frozenset()
-    fail_record_error: bool = False
-
-
-@dataclass(frozen=True)
 class SavePolicyScript:
     """A parsed script. ``policy`` is the configured name (maybe unknown);
     ``policy_configured`` says whether the script named one at all."""
@@ -104,7 +94,6 @@ class SavePolicyScript:
     stream: bool
     max_rounds: int
     max_retries: int
-    faults: StoreFaults
     runs: tuple[RunSpec, ...]
 
 
@@ -118,25 +107,6 @@ def _bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
         raise ScriptError(f"{where}: expected true or false, got {value!r}")
     return value
-
-
-def _faults(raw: Any) -> StoreFaults:
-    if raw is None:
-        return StoreFaults()
-    if not isinstance(raw, Mapping):
-        raise ScriptError("store_faults: expected an object")
-    unknown = set(raw) - {"fail_append", "fail_record_error"}
-    if unknown:
-        raise ScriptError(f"store_faults.{sorted(unknown)[0]}: unknown fault")
-    appends = raw.get("fail_append", [])
-    items = appends if isinstance(appends, list) else [appends]
-    numbers = frozenset(
-        _int(n, f"store_faults.fail_append[{i}]", 1) for i, n in enumerate(items)
-    )
-    fail_record_error = _bool(
-        raw.get("fail_record_error", False), "store_faults.fail_record_error"
-    )
-    return StoreFaults(numbers, fail_record_error)
 
 
 def _run(raw: Any, index: int, stream: bool) -> RunSpec:
@@ -209,6 +179,5 @@ def parse_script(script: Mapping[str, Any]) -> SavePolicyScript:
         stream=stream,
         max_rounds=_int(script.get("max_rounds", 8), "max_rounds", 1),
         max_retries=_int(script.get("max_retries", 2), "max_retries", 0),
-        faults=_faults(script.get("store_faults")),
         runs=specs,
     )

@@ -5,7 +5,9 @@ The standard conversation is one tool round followed by a final answer: the
 user asks, the model calls ``notify_customer`` (whose effect is an e-mail, a
 side effect no save policy can undo), the tool answers, the model answers.
 :data:`FAILURE_POINTS` names each place a run can fail (or be blocked from
-failing) and how the script makes it happen; :data:`EXPECTED` gives, for each
+failing) and how the script makes it happen; a store refusal is not in the
+script: :func:`store_refusals` says which calls the store the kit hands the
+runtime refuses (:func:`refusing_store`). :data:`EXPECTED` gives, for each
 failure point and policy, the batches the store must receive, the run's outcome,
 the caller's error type and the roles ``record_error`` receives.
 """
@@ -17,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memconform.adapters.faults import RefusingStore
+
 __all__ = [
     "ANSWER",
     "EFFECT",
@@ -25,9 +29,12 @@ __all__ = [
     "PROMPT",
     "TOOL",
     "Expectation",
+    "StoreRefusals",
     "apply_failure_point",
     "base_script",
     "batches_text",
+    "refusing_store",
+    "store_refusals",
 ]
 
 PROMPT = "Please tell the customer that order A-1 ships on Monday."
@@ -94,22 +101,38 @@ def _cancel(call: int) -> Callable[[dict[str, Any]], None]:
     return apply
 
 
-def _store_fault(**faults: Any) -> Callable[[dict[str, Any]], None]:
-    def apply(script: dict[str, Any]) -> None:
-        script.setdefault("store_faults", {}).update(faults)
-    return apply
+@dataclass(frozen=True)
+class StoreRefusals:
+    """Store calls the kit makes fail: the ``append`` calls numbered in
+    ``appends`` (1-based, over the whole script) and every call of ``methods``."""
+
+    appends: frozenset[int] = frozenset()
+    methods: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.appends or self.methods)
 
 
 _LAST_APPEND = {"message": 3, "turn": 2, "run": 1}
 
 
-def _last_append(script: dict[str, Any]) -> None:
-    script["store_faults"] = {"fail_append": _LAST_APPEND[script.get("save_policy", "message")]}
+def store_refusals(point: str, policy: str | None) -> StoreRefusals:
+    """What the store refuses for the failure ``point`` under ``policy``
+    (``None``: the default, message)."""
+    if point == "first append":
+        return StoreRefusals(appends=frozenset({1}))
+    if point == "last append":
+        return StoreRefusals(appends=frozenset({_LAST_APPEND[policy or "message"]}))
+    if point == "record_error":
+        return StoreRefusals(methods=frozenset({"record_error"}))
+    return StoreRefusals()
 
 
-def _record_error_fails(script: dict[str, Any]) -> None:
-    _model_fails(2)(script)
-    _store_fault(fail_record_error=True)(script)
+def refusing_store(store: object, refusals: StoreRefusals) -> object:
+    """``store`` as the kit hands it to the runtime: refusing ``refusals``."""
+    if not refusals:
+        return store
+    return RefusingStore(store, appends=refusals.appends, methods=refusals.methods)
 
 
 FAILURE_POINTS: dict[str, Callable[[dict[str, Any]], None]] = {
@@ -124,12 +147,14 @@ FAILURE_POINTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "run-end hook": _hook("run_end", {"fail": _error("HookError", "run-end hook broke")}),
     "run-end cancel": _hook("run_end", {"action": "cancel"}),
     "cancellation": _cancel(2),
-    "first append": _store_fault(fail_append=1),
-    "last append": _last_append,
-    "record_error": _record_error_fails,
+    "first append": lambda script: None,
+    "last append": lambda script: None,
+    "record_error": _model_fails(2),
 }
 """How the script makes a run meet each failure point ("none" and "tool" do not
-fail the run: a tool that throws becomes the tool result)."""
+fail the run: a tool that throws becomes the tool result). The store's own
+refusals (``first append``, ``last append``, ``record_error``) come from the
+store the kit hands the runtime (:func:`store_refusals`)."""
 
 
 def apply_failure_point(script: dict[str, Any], point: str) -> dict[str, Any]:

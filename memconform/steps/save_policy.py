@@ -26,6 +26,8 @@ from memconform.steps._save_policy_scripts import (
     apply_failure_point,
     base_script,
     batches_text,
+    refusing_store,
+    store_refusals,
 )
 from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
 from memconform.timeline import Timeline
@@ -43,6 +45,14 @@ class SavePolicyCase:
     script: dict[str, Any]
     without_errors: bool = False
     extra_threads: list[str] = field(default_factory=list)
+    point: str = "none"
+    """The failure point: a store refusal is injected through the store handed
+    to the runtime, never written into the script."""
+
+    def store_for(self, raw_store: object, policy: str | None) -> object:
+        """The store the runtime gets: errors hidden if asked, refusals injected."""
+        inner = StoreWithoutErrors(raw_store) if self.without_errors else raw_store
+        return refusing_store(inner, store_refusals(self.point, policy))
 
 
 class StoreWithoutErrors:
@@ -165,8 +175,10 @@ def sp_variant(sp_case: SavePolicyCase, variant: str) -> None:
 
 @given(parsers.parse('the save-policy run meets the failure point "{point}"'))
 def sp_failure_point(sp_case: SavePolicyCase, point: str) -> None:
-    """Script the run to fail (or be interrupted) at ``point``."""
+    """Script the run to fail (or be interrupted) at ``point``; a store refusal is
+    injected by the kit's store at execution."""
     sp_case.script = apply_failure_point(sp_case.script, point)
+    sp_case.point = point
 
 
 @given(parsers.parse('the save-policy model answers directly with "{text}"'))
@@ -249,33 +261,37 @@ def sp_execute(
     raw_store: object, sp_proxies: Callable[..., RecordingStore],
 ) -> dict[str, Any]:
     """Run the script through the runtime under test, against the store under test."""
-    proxy = sp_proxies(StoreWithoutErrors(raw_store)) if sp_case.without_errors else store
+    inner = sp_case.store_for(raw_store, sp_case.script.get("save_policy"))
+    proxy = store if inner is raw_store else sp_proxies(inner)
     return _execute(runtime, sp_case.script, proxy)
 
 
 @when("the save-policy script is executed under each save policy", target_fixture="sp_variants")
 def sp_execute_each_policy(
-    sp_case: SavePolicyCase, runtime: Runtime, sp_proxies: Callable[..., RecordingStore],
+    sp_case: SavePolicyCase, runtime: Runtime, raw_store: object,
+    sp_proxies: Callable[..., RecordingStore],
 ) -> dict[str, dict[str, Any]]:
     """The same script under message, turn and run, each on its own thread."""
     out = {}
     for policy in POLICIES:
         script = {**sp_case.script, "save_policy": policy,
                   "thread": f"{sp_case.script['thread']}-{policy}"}
-        out[policy] = _execute(runtime, script, sp_proxies())
+        out[policy] = _execute(runtime, script, sp_proxies(sp_case.store_for(raw_store, policy)))
     return out
 
 
 @when("the save-policy script is executed buffered and streamed", target_fixture="sp_variants")
 def sp_execute_both_modes(
-    sp_case: SavePolicyCase, runtime: Runtime, sp_proxies: Callable[..., RecordingStore],
+    sp_case: SavePolicyCase, runtime: Runtime, raw_store: object,
+    sp_proxies: Callable[..., RecordingStore],
 ) -> dict[str, dict[str, Any]]:
     """The same script buffered and streamed, each on its own thread."""
     out = {}
+    policy = sp_case.script.get("save_policy")
     for mode, stream in (("buffered", False), ("streamed", True)):
         script = {**sp_case.script, "stream": stream,
                   "thread": f"{sp_case.script['thread']}-{mode}"}
-        out[mode] = _execute(runtime, script, sp_proxies())
+        out[mode] = _execute(runtime, script, sp_proxies(sp_case.store_for(raw_store, policy)))
     return out
 
 

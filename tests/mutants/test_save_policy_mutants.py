@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from memconform.catalogue import load_catalogue
-from memconform.mutants.save_policy import MUTANTS
+from memconform.mutants import public_api, save_policy
 from tests.mutant_harness import rejected_rules, run_suite
+
+MUTANTS = [*save_policy.MUTANTS, *public_api.MUTANTS]
 
 TARGET = "tests/features/test_save_policy.py"
 STORE = ("--memconform-store", "memory://")
@@ -45,3 +47,9 @@ def test_mutant_names_are_unique_and_documented() -> None:
     names = [m.name for m in MUTANTS]
     assert len(names) == len(set(names))
     assert all(m.doc and m.profile == "save-policy" for m in MUTANTS)
+
+
+def test_the_public_api_mutants_use_no_simulator_code() -> None:
+    """A vendor's runtime sees the kit only through Runtime and the environment."""
+    source = Path(public_api.__file__).read_text(encoding="utf-8")
+    assert "memconform.simulator" not in source
