@@ -480,6 +480,28 @@ def _scored_rules(
     ]
 
 
+def _shadowed() -> bool:
+    """Whether the working directory holds another copy of the kit (a checkout
+    while the kit is installed elsewhere): ``python -m`` would import that copy
+    ahead of the installed one, so the working directory stays off the import
+    path then, and only then, since a vendor's ``module:factory`` usually lives
+    there."""
+    import memconform
+
+    here = Path.cwd() / "memconform" / "__init__.py"
+    return here.is_file() and here.resolve().parent != Path(memconform.__file__).resolve().parent
+
+
+def _import_like_python_m() -> None:
+    """Put the working directory on the import path, as ``python -m`` does, so
+    ``--store mystore:make`` run beside ``mystore.py`` imports it (the
+    ``memconform`` script alone would not); the spawned pytest gets it the same
+    way (``python -m pytest``)."""
+    cwd = os.getcwd()
+    if not _shadowed() and cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def _pytest_args(
     args: argparse.Namespace, selection: list[str] | None, outcomes: Path
 ) -> list[str]:
@@ -487,14 +509,8 @@ def _pytest_args(
 
     suite = Path(steps.__file__).resolve().parent / "suite.py"
     checks = Path(properties.__file__).resolve().parent / "checks.py"
-    # Run from a checkout of the kit with the kit installed elsewhere, ``python -m``
-    # would import the checkout's package ahead of the installed one: keep the
-    # working directory off sys.path then (-P), and only then, since a vendor's
-    # ``module:factory`` store usually lives there.
-    here = Path.cwd() / "memconform" / "__init__.py"
-    shadowed = here.is_file() and here.resolve().parent != suite.parent.parent
     argv = [
-        sys.executable, *(["-P"] if shadowed else []), "-m", "pytest", str(suite), str(checks),
+        sys.executable, *(["-P"] if _shadowed() else []), "-m", "pytest", str(suite), str(checks),
         "-p", "no:cacheprovider", "-p", "memconform.steps.plugin",
         "--rootdir", str(outcomes.parent), "-c", os.devnull,
         "--strict-markers", "-W", "error",
@@ -570,6 +586,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_timeouts < 0:
         raise UsageError(f"--max-timeouts must be 0 (never stop) or more, not {args.max_timeouts}")
     _check_run_options(args)
+    _import_like_python_m()
     baseline = None
     from memconform import reports
     from memconform.adapters.registry import redact_url

@@ -49,3 +49,32 @@ def test_the_run_ends_naming_each_failed_errored_and_stale_rule(tmp_path: Path) 
         tmp_path, "--store", "tests.bad_store_adapters:misspelt_capability", "--rule", "ST-001"
     )
     assert "ERROR ST-001: the adapter broke the contract" in broken.stdout
+
+
+def test_a_store_module_beside_the_working_directory_imports_as_with_python_m(
+    tmp_path: Path,
+) -> None:
+    """The ``memconform`` script run in the folder holding ``mystore.py``, with
+    nothing on PYTHONPATH, imports it as ``python -m`` would."""
+    (tmp_path / "mystore.py").write_text(
+        "from memconform.adapters.memory import MemoryStore\n\n\n"
+        "def make():\n    return MemoryStore()\n",
+        encoding="utf-8",
+    )
+    script = Path(sys.executable).parent / "memconform"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [str(script), "run", "--store", "mystore:make", "--rule", "ST-001", "--out", "report"],
+        capture_output=True, text=True, check=False, cwd=tmp_path, timeout=600,
+        env={**env, "CI": "true"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pass 1" in done.stdout
+
+
+def test_a_store_module_that_cannot_be_found_says_how_to_make_it_importable(
+    tmp_path: Path,
+) -> None:
+    done = _memconform(tmp_path, "--store", "nosuchmodule_xyz:make", cwd=tmp_path)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "run from the folder that holds it, or put that folder on PYTHONPATH" in done.stderr

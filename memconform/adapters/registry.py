@@ -76,7 +76,10 @@ def _load(target: str) -> Callable[..., object]:
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if missing and (module_name == missing or module_name.startswith(missing + ".")):
-            raise StoreURLError(f"cannot import {module_name!r}: {exc}") from exc
+            raise StoreURLError(
+                f"cannot import {module_name!r}: {exc} (run from the folder that holds it, "
+                "or put that folder on PYTHONPATH)"
+            ) from exc
         raise _broken_module(module_name, exc) from exc
     except Exception as exc:  # SyntaxError, an ImportError inside, anything at import
         raise _broken_module(module_name, exc) from exc
