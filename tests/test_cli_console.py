@@ -78,3 +78,15 @@ def test_a_store_module_that_cannot_be_found_says_how_to_make_it_importable(
     done = _memconform(tmp_path, "--store", "nosuchmodule_xyz:make", cwd=tmp_path)
     assert done.returncode == 5, done.stdout + done.stderr
     assert "run from the folder that holds it, or put that folder on PYTHONPATH" in done.stderr
+
+
+def test_jobs_needs_nothing_beyond_the_plain_install(tmp_path: Path) -> None:
+    """pytest-xdist is one of memconform's own dependencies (not only the test
+    extra's), and ``--jobs 2`` runs through it."""
+    from importlib.metadata import requires
+
+    plain = [r for r in requires("memconform") or [] if "extra ==" not in r]
+    assert any(r.startswith("pytest-xdist") for r in plain), plain
+    done = _memconform(tmp_path, "--store", "memory://", "--rule", "ST-001", "--jobs", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pass 1" in done.stdout
