@@ -254,6 +254,30 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | run     | run-end cancel            |
         | run     | last append               |
 
+    @SP-022
+    Scenario Outline: Save-policy run meeting <point> never calls the compensating tool, under any policy
+      Given a save-policy agent with the "message" save policy
+      And the save-policy run meets the failure point "<point>"
+      When the save-policy script is executed under each save policy
+      Then under every save policy the tools ran as the model asked and no undo tool was called
+
+      Examples:
+        | point                     |
+        | none                      |
+        | input guardrail           |
+        | first model call          |
+        | tool                      |
+        | tool-error hook terminate |
+        | tool-error hook           |
+        | later model call          |
+        | output guardrail          |
+        | run-end hook              |
+        | run-end cancel            |
+        | cancellation              |
+        | first append              |
+        | last append               |
+        | record_error              |
+
   Rule: record_error is optional for a store
 
     @SP-017

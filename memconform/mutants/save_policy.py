@@ -297,6 +297,15 @@ class _SideEffectsRolledBack(SavePolicyExecutor):
         return super().fail(run, failure)
 
 
+class _CompensatesFailedRun(SavePolicyExecutor):
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        for message in run.new:
+            for part in message.parts:
+                if isinstance(part, Mapping) and part.get("type") == "tool_call":
+                    self.env.tool(f"undo_{part['name']}", part.get("args"), str(part["id"]))
+        return super().fail(run, failure)
+
+
 class _PolicyChangesContext(SavePolicyExecutor):
     def new_message(
         self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
@@ -421,6 +430,9 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-side-effects-rolled-back",
              "A failed run erases its tools' side effects from the ledger.",
              {"SP-022"}, _SideEffectsRolledBack),
+    _runtime("sp-compensates-failed-run",
+             "A failed run calls the compensating undo tool for every tool it ran.",
+             {"SP-022"}, _CompensatesFailedRun),
     _runtime("sp-policy-changes-context",
              "Under turn and run, the model does not see the run's own tool rounds.",
              {"SP-003"}, _PolicyChangesContext),

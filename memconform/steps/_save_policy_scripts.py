@@ -3,7 +3,9 @@ failure points a run can meet.
 
 The standard conversation is one tool round followed by a final answer: the
 user asks, the model calls ``notify_customer`` (whose effect is an e-mail, a
-side effect no save policy can undo), the tool answers, the model answers.
+side effect no save policy can undo), the tool answers, the model answers. The
+script also offers the compensating tool ``undo_notify_customer``: no run may
+ever call it.
 :data:`FAILURE_POINTS` names each place a run can fail (or be blocked from
 failing) and how the script makes it happen; a store refusal is not in the
 script: :func:`store_refusals` says which calls the store the kit hands the
@@ -28,6 +30,7 @@ __all__ = [
     "FAILURE_POINTS",
     "PROMPT",
     "TOOL",
+    "UNDO_TOOL",
     "Expectation",
     "StoreRefusals",
     "apply_failure_point",
@@ -41,6 +44,8 @@ PROMPT = "Please tell the customer that order A-1 ships on Monday."
 TOOL = "notify_customer"
 EFFECT = "e-mail sent to the customer about order A-1"
 ANSWER = "The customer has been told that order A-1 ships on Monday."
+UNDO_TOOL = "undo_" + TOOL
+"""The compensating tool the script offers; calling it would undo the effect."""
 
 
 def base_script(thread: str, policy: str | None) -> dict[str, Any]:
@@ -58,7 +63,10 @@ def base_script(thread: str, policy: str | None) -> dict[str, Any]:
                 {"reply": ANSWER},
             ]
         },
-        "tools": {TOOL: {"result": "notified", "effect": EFFECT}},
+        "tools": {
+            TOOL: {"result": "notified", "effect": EFFECT},
+            UNDO_TOOL: {"result": "retracted", "effect": "e-mail retracting the notice"},
+        },
         "hooks": {},
     }
     if policy is not None:

@@ -671,6 +671,24 @@ def sp_chunks(sp_variants: dict[str, dict[str, Any]]) -> None:
 # -- then: side effects and context ----------------------------------------------------------
 
 
+@then("under every save policy the tools ran as the model asked and no undo tool was called")
+@decides("SP-022")
+def sp_no_compensation(sp_variants: dict[str, dict[str, Any]]) -> None:
+    """From the timeline, under each policy: the tools run are the calls the model
+    asked for (same names, same arguments, same order), and no ``undo_`` tool ran."""
+    for policy, observation in sp_variants.items():
+        asked = [
+            (c.get("name"), c.get("args", {})) for e in observation["timeline"]
+            if e["kind"] == "model" and isinstance(e.get("response"), Mapping)
+            for c in e["response"].get("tool_calls") or [] if not c.get("needs_approval")
+        ]
+        ran = [(e["name"], e.get("args")) for e in observation["timeline"] if e["kind"] == "tool"]
+        expect_equal(f"compensating tools called under {policy}", [],
+                     [name for name, _ in ran if name.startswith("undo_")])
+        expect_equal(f"tools run under {policy}, against the calls the model asked for",
+                     asked, ran)
+
+
 @then("the save-policy ledger still holds the tool's effect")
 @decides("SP-022")
 def sp_ledger(sp_observation: dict[str, Any]) -> None:
