@@ -10,13 +10,23 @@ unit: either ``rules = [IDs]`` (the rules that encode it) or ``status =
 "informative"`` / ``"out-of-scope"`` with a ``reason``. :func:`check` reports
 unmapped units, entries that match no unit, and unknown rule IDs.
 
-``python -m memconform.sourcemap show DOCUMENT`` prints a document's units with
-their section and hash, to help write the map; that output is not committed.
+Each map also keeps the SHA-256 of the document it was written for, so a
+different copy of a document fails the check instead of passing by chance.
+
+The documents are not part of the kit: :data:`SOURCES_ENV` names the folder
+holding the five of them (in the kit's CI, ``../shared/seeds`` beside the
+clone; ``.ci/run`` sets and checks it).
+
+``python -m memconform.sourcemap check [FOLDER]`` checks the map against the
+documents (FOLDER defaults to ``$MEMCONFORM_SOURCES``); ``show DOCUMENT`` prints
+a document's units with their section and hash, to help write the map (that
+output is not committed).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 import tomllib
@@ -25,7 +35,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["STATUSES", "MapEntry", "Unit", "check", "load_map", "normalise", "units"]
+__all__ = [
+    "SOURCES_ENV", "STATUSES", "MapEntry", "Unit", "check", "load_map", "normalise",
+    "sources_folder", "units",
+]
+
+SOURCES_ENV = "MEMCONFORM_SOURCES"
+"""The environment variable naming the folder of the five source documents."""
 
 STATUSES = ("informative", "out-of-scope")
 
@@ -161,6 +177,17 @@ def load_map(path: Path) -> tuple[str, list[MapEntry]]:
     return document, entries
 
 
+def sources_folder() -> Path | None:
+    """The folder named by :data:`SOURCES_ENV`, or ``None`` when it is not set."""
+    given = os.environ.get(SOURCES_ENV, "").strip()
+    return Path(given) if given else None
+
+
+def _expected_digest(map_path: Path) -> str | None:
+    value = tomllib.loads(map_path.read_text(encoding="utf-8")).get("sha256")
+    return value if isinstance(value, str) else None
+
+
 def check(
     documents: Path, maps: Path, rule_ids: Iterable[str]
 ) -> list[str]:
@@ -176,8 +203,17 @@ def check(
         mapped_documents.add(document)
         doc_path = documents / document
         if not doc_path.exists():
-            problems.append(f"{map_path.name}: document {document} not found")
+            problems.append(f"{map_path.name}: document {document} not found in {documents}")
             continue
+        expected = _expected_digest(map_path)
+        actual = hashlib.sha256(doc_path.read_bytes()).hexdigest()
+        if expected is None:
+            problems.append(f"{map_path.name}: keeps no 'sha256' of {document}")
+        elif actual != expected:
+            problems.append(
+                f"{document}: not the copy this map was written for "
+                f"(sha256 {actual[:12]}…, expected {expected[:12]}…)"
+            )
         found = {(u.section, u.hash): u for u in units(doc_path.read_text(encoding="utf-8"))}
         keys = {(e.section, e.hash) for e in entries}
         for key, unit in found.items():
@@ -200,10 +236,28 @@ def check(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``show DOCUMENT``: print each unit as ``section | hash | text``."""
+    """``check [FOLDER]``: check the map against the documents (exit 0 whole, 1 not,
+    5 when no folder is named); ``show DOCUMENT``: print each unit as
+    ``section | hash | text``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["check"] and len(args) <= 2:
+        folder = Path(args[1]) if len(args) == 2 else sources_folder()
+        if folder is None or not folder.is_dir():
+            print(f"memconform sourcemap: the source documents are not found: set {SOURCES_ENV} "
+                  f"to the folder holding the five of them (now: {folder})", file=sys.stderr)
+            return 5
+        from memconform.catalogue import load_catalogue
+        from memconform.resources import spec_dir
+
+        problems = check(folder, spec_dir() / "sources", load_catalogue().ids)
+        for problem in problems:
+            print(problem)
+        print(f"memconform sourcemap: {folder}: "
+              + (f"{len(problems)} problem(s)" if problems else "every sentence accounted for"))
+        return 1 if problems else 0
     if len(args) != 2 or args[0] != "show":
-        print("usage: python -m memconform.sourcemap show DOCUMENT", file=sys.stderr)
+        print("usage: python -m memconform.sourcemap check [FOLDER] | show DOCUMENT",
+              file=sys.stderr)
         return 5
     for unit in units(Path(args[1]).read_text(encoding="utf-8")):
         print(f"{unit.section} | {unit.hash} | {unit.text[:110]}")
