@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,16 @@ def test_jobs_needs_nothing_beyond_the_plain_install(tmp_path: Path) -> None:
     done = _memconform(tmp_path, "--store", "memory://", "--rule", "ST-001", "--jobs", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pass 1" in done.stdout
+
+
+def test_the_readme_counts_the_files_a_run_writes(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"`memconform run --out DIR` writes (\w+) files", readme)
+    assert said, "the README says how many files a run writes"
+    done = _memconform(tmp_path, "--store", "memory://", "--rule", "ST-001")
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = sorted(p.name for p in (tmp_path / "report").iterdir())
+    numbers = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"]
+    assert said[1] == numbers[len(written)], written
+    for name in written:
+        assert f"| `{name}` |" in readme, f"the README's table names {name}"
