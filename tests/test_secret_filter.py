@@ -98,6 +98,43 @@ def test_filter_examples(text: str, expected: str) -> None:
     assert redact_secrets(expected) == expected
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password: "password": "Zq8Lw3Rt7Yp2Kd9M"',
+        "password= password: Zq8Lw3Rt7Yp2Kd9M",
+        'secret:a PASSWORD="Zq8Lw3Rt7Yp2Kd9M"',
+        'password:" PASSWORD="Zq8Lw3Rt7Yp2Kd9M"',
+        "password=xtoken: Zq8Lw3Rt7Yp2Kd9M",
+        "password=" * 50 + "Zq8Lw3Rt7Yp2Kd9M",
+    ],
+)
+def test_a_key_inside_another_value_is_judged_on_its_own(text: str) -> None:
+    once = redact_secrets(text)
+    assert "Zq8Lw3Rt" not in once
+    assert redact_secrets(once) == once
+
+
+_KEYISH = st.lists(st.sampled_from(
+    [*"ab:=\"' {}[],;\n\tpT_-.@/<>$()", "password", "token", "API_KEY", "<REDACTED>",
+     "${vault:x}", '\\"', "sk-", "Bearer ", "Basic ", "\u0430", "\u200b", "secret"]),
+    max_size=30).map("".join)
+_PLANTED = "Zq8Lw3Rt7Yp2Kd9M"
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(_KEYISH, _KEYISH, st.sampled_from([
+    "password={}", "password: {}", '"password": "{}"', "'password': '{}'",
+    '\\"api_key\\": \\"{}\\"', "app:{}@host", 'PASSWORD="{}"', "Authorization: Bearer {}",
+]))
+def test_a_planted_secret_never_survives_its_neighbours(before: str, after: str,
+                                                        shape: str) -> None:
+    text = f"{before} {shape.format(_PLANTED)} {after}"
+    once = redact_secrets(text)
+    assert _PLANTED not in once, (text, once)
+    assert redact_secrets(once) == once
+
+
 def test_each_family_can_be_switched_off_alone() -> None:
     text = "PASSWORD=Zq8Lw3Rt7Yp2"
     assert redact_secrets(text, SECRET_FAMILIES - {"key-case"}) == text

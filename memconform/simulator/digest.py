@@ -311,12 +311,13 @@ def _clean(value: str, rules: DigestRules, *, redact: bool) -> str:
         value = strip_urls(value)
     if redact:
         value = _redact(value, rules)
+    once = value
     if rules.stack_frames:
         value = strip_stack_frames(value)
     if rules.class_names:
         value = strip_class_names(value)
     value = _collapse(value)
-    if redact:
+    if redact and value != once:
         value = _redact(value, rules)
     return value
 

@@ -76,15 +76,17 @@ class LinearPattern:
         self.engine: Any = re2.compile(source.encode("utf-8"))
         self._matcher: Any = self.engine._regexp
 
-    def _run(self, anchor: Any, data: bytes, pos: int) -> Found | None:
-        spans: list[tuple[int, int]] = self._matcher.Match(anchor, data, pos, len(data))
+    def _run(self, anchor: Any, data: bytes, pos: int, end: int | None = None) -> Found | None:
+        limit = len(data) if end is None else end
+        spans: list[tuple[int, int]] = self._matcher.Match(anchor, data, pos, limit)
         if spans[0][0] < 0:
             return None
         return Found(data, spans)
 
-    def search(self, data: bytes, pos: int = 0) -> Found | None:
-        """The leftmost match starting at or after ``pos``, or ``None``."""
-        return self._run(_UNANCHORED, data, pos)
+    def search(self, data: bytes, pos: int = 0, end: int | None = None) -> Found | None:
+        """The leftmost match starting at or after ``pos`` (and ending by ``end``, when
+        given: the search then reads nothing past it), or ``None``."""
+        return self._run(_UNANCHORED, data, pos, end)
 
     def match(self, data: bytes, pos: int = 0) -> Found | None:
         """The match that starts exactly at ``pos``, or ``None``."""

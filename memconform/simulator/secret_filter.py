@@ -162,10 +162,11 @@ _KEY = linear(
     f"({_NAME_CHAR}*(?:{_SECRET_WORD}|{_LOOKALIKE_CHAR}){_NAME_CHAR}*)"
     r"(\\*[\"']?)(\s*[:=]\s*)"
 )
+_KEY_CLOSE = linear(r"\\*[\"']\s*[:=]")
 _SCHEME = linear(r"(?i:basic|bearer|digest|token)[ \t]+")
 _SCHEME_FIRST = (b"B", b"b", b"D", b"d", b"T", b"t")
 _RUN = linear(r"[^\s,;{}\]\"'\\]*")
-_PHRASE = linear(r"[^\n\r,;{}\[\]\"\\]*")
+_PHRASE = linear(r"[^\n\r,;{}\]\"\\]*")
 
 _SEED_NAME_ENDINGS = ("api_key", "api-key", "apikey", "token", "secret", "password",
                       "authorization")
@@ -301,6 +302,8 @@ class _Scanner:
         self.quotes = {0x22: _Next(data, b'"'), 0x27: _Next(data, b"'")}
         self.pieces: list[bytes] = []
         self.copied = 0
+        self.next_key: Found | None = None
+        """A key already found where the search resumes (a value that is a key)."""
 
     def replace(self, start: int, end: int) -> None:
         self.pieces += [self.data[self.copied:start], _MARKER]
@@ -336,6 +339,14 @@ class _Scanner:
         start = opening + 1
         end = self.quoted_value_end(start, quote, escaping)
         value = self.data[start:end]
+        if _KEY_CLOSE.match(self.data, end) and _name_families(text(value)) is not None:
+            return start  # a secret-named key of its own (`password: "token": "…"`)
+        inner = self.before_next_key(start, end)
+        if inner < end:  # a secret-named key inside: its value is judged on its own
+            head = self.data[start:inner]
+            if wanted <= self.families and head.strip() and not _exempt(head):
+                self.replace(start, inner)
+            return inner
         if wanted <= self.families and _long_enough(value) and not _exempt(value):
             self.replace(start, end)
             return end
@@ -347,28 +358,49 @@ class _Scanner:
         scheme = _SCHEME.match(data, value_at) if data[value_at:value_at + 1] in _SCHEME_FIRST \
             else None
         start = scheme.end() if scheme is not None else value_at
+        inner = _KEY.match(data, start)
+        if inner is not None and _name_families(text(inner.text(1))) is not None:
+            self.next_key = inner
+            return start  # a secret-named key of its own (`password= token: …`)
         vault = _VAULT_REFERENCE.match(data, start) if data[start:start + 1] == b"$" else None
         run = _RUN.match(data, vault.end() if vault is not None else start)
         run_end = run.end() if run is not None else start
         end = run_end
         if phrase and "unquoted-phrase" in self.families:
             found = _PHRASE.match(data, start)
-            phrase_end = found.end() if found is not None else start
+            phrase_end = self.before_next_key(start, found.end() if found is not None else start)
             while phrase_end > run_end and data[phrase_end - 1] in b" \t":
                 phrase_end -= 1
             end = max(end, phrase_end)
-        if not _long_enough(data[start:end]) or _exempt(data[start:run_end]):
-            return max(run_end, value_at)
+        if not _long_enough(data[start:end]):
+            return value_at  # nothing to redact; a key may start inside
+        if _exempt(data[start:run_end]):
+            return run_end
         if end == run_end and "unquoted-value" not in self.families:
-            return max(run_end, value_at)
+            return run_end
         self.replace(start, end)
         return end
+
+    def before_next_key(self, start: int, end: int) -> int:
+        """Where a phrase from ``start`` to ``end`` stops: before the first
+        secret-named key inside it, whose value is then judged on its own."""
+        position = start
+        while True:
+            found = _KEY.search(self.data, position, end)
+            if found is None:
+                return end
+            if _name_families(text(found.text(1))) is not None:
+                return found.start()
+            position = found.end()
 
     def run(self) -> bytes:
         data = self.data
         position = 0
         while True:
-            found = _KEY.search(data, position)
+            found = self.next_key
+            self.next_key = None
+            if found is None or found.start() != position:
+                found = _KEY.search(data, position)
             if found is None:
                 break
             position = found.end()
