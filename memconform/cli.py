@@ -8,14 +8,17 @@ Exit codes are the kit's own, never passed through from pytest or argparse:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -25,6 +28,7 @@ from typing import Any, NoReturn
 from memconform import __version__
 from memconform.adapters.proxy import DEFAULT_MAX_TIMEOUTS, DEFAULT_TIMEOUT
 from memconform.catalogue import PROFILES, Catalogue, CatalogueError, load_catalogue
+from memconform.outcome_log import SessionOutcomes, read_outcomes
 
 __all__ = ["EXIT_ADAPTER", "EXIT_KIT", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -131,6 +135,19 @@ def _parser() -> argparse.ArgumentParser:
         "--max-timeouts", type=int, default=DEFAULT_MAX_TIMEOUTS, metavar="N",
         help="stop calling a store after N timeouts in a row of one method; the rules "
         f"not yet judged get 'error' (default {DEFAULT_MAX_TIMEOUTS}, 0: never stop)",
+    )
+    run.add_argument(
+        "--maxfail", type=int, default=None, metavar="N",
+        help="stop after N failing scenarios (failed or error); rules not reached are "
+        "reported 'not-run' and the report says why it stopped",
+    )
+    run.add_argument(
+        "-x", "--exitfirst", action="store_true", help="stop at the first failing scenario"
+    )
+    run.add_argument(
+        "--deadline", type=float, default=None, metavar="SECONDS",
+        help="stop the whole run after this many seconds; rules not reached are "
+        "reported 'not-run' and the report says why it stopped",
     )
     run.add_argument(
         "--coverage", metavar="PACKAGE[,PACKAGE...]",
@@ -532,7 +549,88 @@ def _pytest_args(
         argv += ["--memconform-thoroughness", "thorough"]
     if args.jobs > 1:
         argv += ["-n", str(args.jobs)]
+    maxfail = 1 if args.exitfirst else args.maxfail
+    if maxfail is not None:
+        argv += ["--memconform-maxfail", str(maxfail)]
     return argv
+
+
+def _stopped_reason(session: SessionOutcomes, args: argparse.Namespace) -> str | None:
+    """Why the suite stopped before its end, in the words of the command line."""
+    if session.stopped is None:
+        return None
+    if session.stopped.startswith("stopped after"):
+        option = "-x" if args.exitfirst else f"--maxfail {args.maxfail}"
+        return f"{option}: {session.stopped}"
+    if session.stopped.startswith("the deadline of") and args.deadline is not None:
+        return f"the deadline of {args.deadline:g} s passed"  # the suite got what was left
+    return session.stopped
+
+
+class _Suite:
+    """The suite's pytest, in a process group of its own.
+
+    While it runs, SIGINT and SIGTERM to this process are passed on to the
+    whole group as SIGINT (pytest then ends the session and writes how it
+    ended); a second signal kills the group. Past the deadline, the suite has
+    ``grace`` seconds to stop by itself before it is interrupted the same way.
+    ``stopped`` says why the kit stopped it, if it did.
+    """
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None, log: Path | None) -> None:
+        self.stopped: str | None = None
+        self._signals = 0
+        self._previous = {
+            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            self._log = log.open("w", encoding="utf-8") if log is not None else None
+            self._proc = subprocess.Popen(
+                argv, env=env, stdin=subprocess.DEVNULL, stdout=self._log,
+                stderr=subprocess.STDOUT if self._log is not None else None,
+                start_new_session=True,
+            )
+        except BaseException:
+            self._restore()
+            raise
+        if self._signals:  # a signal came before the suite had started
+            self._signals -= 1
+            self._interrupt(self.stopped or "interrupted")
+
+    def _interrupt(self, why: str) -> None:
+        self._signals += 1
+        if self.stopped is None:
+            self.stopped = why
+        proc = getattr(self, "_proc", None)
+        if proc is None:
+            return
+        sig = signal.SIGINT if self._signals == 1 else signal.SIGKILL
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        name = signal.Signals(signum).name
+        self._interrupt(f"interrupted by {name}")
+
+    def wait(self, deadline_at: float | None, *, grace: float, deadline: float | None) -> int:
+        """Wait for the suite to end; its exit status."""
+        try:
+            hard_stop = None if deadline_at is None else deadline_at + grace
+            while True:
+                try:
+                    timeout = None if hard_stop is None else max(hard_stop - time.monotonic(), 0)
+                    return self._proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    self._interrupt(f"the deadline of {deadline:g} s passed")
+                    hard_stop = time.monotonic() + 10.0  # then kill it
+        finally:
+            self._restore()
+            if self._log is not None:
+                self._log.close()
+
+    def _restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
 
 def _subject(args: argparse.Namespace) -> str:
@@ -586,6 +684,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_timeouts < 0:
         raise UsageError(f"--max-timeouts must be 0 (never stop) or more, not {args.max_timeouts}")
     _check_run_options(args)
+    if args.maxfail is not None and args.maxfail < 1:
+        raise UsageError(f"--maxfail must be 1 or more, not {args.maxfail}")
+    if args.deadline is not None and not args.deadline > 0:
+        raise UsageError(f"--deadline must be a positive number of seconds, not {args.deadline:g}")
+    clock_started = time.monotonic()
     _import_like_python_m()
     baseline = None
     from memconform import reports
@@ -634,26 +737,41 @@ def _run(args: argparse.Namespace) -> int:
             data_dir.mkdir()
             spec = measurement.Measurement(measured, str(data_dir))
             env = {**os.environ, measurement.ENVIRONMENT: spec.to_json()}
+        deadline_at = None
+        if args.deadline is not None:
+            deadline_at = clock_started + args.deadline
+            remaining = max(deadline_at - time.monotonic(), 0.0)
+            argv += ["--memconform-deadline", f"{remaining:.3f}"]
         if interactive:
             argv += ["-q"]
-            returncode = subprocess.run(argv, check=False, env=env).returncode
             log_path.write_text("(shown on the terminal)\n", encoding="utf-8")
+            suite = _Suite(argv, env, None)
         else:
             argv += ["-q", "--no-header", "-p", "no:warnings"]
-            proc = subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
-            log_path.write_text(proc.stdout + proc.stderr, encoding="utf-8")
-            returncode = proc.returncode
-        if not outcomes_path.exists() or returncode not in (0, 1):
+            suite = _Suite(argv, env, log_path)
+        returncode = suite.wait(deadline_at, grace=args.timeout, deadline=args.deadline)
+        session = read_outcomes(outcomes_path)
+        stopped = suite.stopped or _stopped_reason(session, args)
+        broken = stopped is None and (not session.finished or returncode not in (0, 1))
+        if broken:
             print(
                 f"memconform: the suite did not complete (pytest exit {returncode}); "
                 f"see {log_path}",
                 file=sys.stderr,
             )
-            return EXIT_KIT
-        outcomes = json.loads(outcomes_path.read_text(encoding="utf-8"))
+            if not session.outcomes:
+                return EXIT_KIT
+            stopped = f"the suite ended without finishing (pytest exit {returncode})"
+        if stopped is not None:
+            print(f"memconform: the run stopped early: {stopped}", file=sys.stderr)
         if measured:
             coverage = measurement.summarise(data_dir, measured, out_dir / COVERAGE_HTML)
-    code = _finish(args, catalogue, selection, baseline, identity, outcomes, started, coverage)
+    code = _finish(
+        args, catalogue, selection, baseline, identity, session.outcomes, started, coverage,
+        stopped,
+    )
+    if broken:
+        code = EXIT_KIT  # the suite's pytest failed on its own: a bug of the kit
     if coverage is not None:
         totals = coverage["totals"]
         print(

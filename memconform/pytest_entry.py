@@ -39,9 +39,19 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "choices": ("store", "runtime", "both"),
         "help": "what the run judges (default: from --memconform-store / --memconform-runtime)",
     },
-    "--memconform-outcomes": {"help": "write one JSON object per scenario outcome here"},
+    "--memconform-outcomes": {
+        "help": "write each scenario outcome here as it ends, then how the session ended",
+    },
+    "--memconform-maxfail": {
+        "type": int,
+        "help": "stop after this many failing scenarios of the rules the run judges",
+    },
+    "--memconform-deadline": {
+        "type": float,
+        "help": "start no scenario after this many seconds; the session stops early, saying so",
+    },
     "--memconform-timeout": {
-        "type": float, "help": "seconds one store call may take (default: 30)",
+        "type": float, "help": "seconds one store call may take (default: 20)",
     },
     "--memconform-max-timeouts": {
         "type": int,

@@ -282,3 +282,29 @@ class LockedFileStore(UnlockedFileStore):
 def locked_file_store(path: str) -> object:
     """The :class:`LockedFileStore` in the file ``path``."""
     return LockedFileStore(path)
+
+
+class _Announcing(MemoryStore):
+    """A correct store that says when the run is well under way: its 30th
+    append writes ``ready`` into the FIFO named by
+    ``$MEMCONFORM_TEST_READY_FIFO`` (waiting for a reader), so a test knows
+    that scenarios before it have ended and their outcomes are on disk."""
+
+    def __init__(self, fifo: str | None) -> None:
+        super().__init__()
+        self.fifo = fifo
+        self.appends = 0
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.appends += 1
+        if self.fifo and self.appends == 30:
+            with open(self.fifo, "w", encoding="utf-8") as ready:
+                ready.write("ready")
+        super().append(thread_id, batch)
+
+
+def announcing() -> MemoryStore:
+    """The :class:`_Announcing` store (it announces nothing without the variable)."""
+    import os
+
+    return _Announcing(os.environ.get("MEMCONFORM_TEST_READY_FIFO"))

@@ -6,13 +6,13 @@ mutant and checks which rules its scenarios reject.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from memconform.mutants import Mutant, get_mutant
+from memconform.outcome_log import read_outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,8 +42,7 @@ def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]
         raise AssertionError(
             f"the suite wrote no outcomes:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
         )
-    outcomes: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))
-    return outcomes
+    return read_outcomes(out).outcomes
 
 
 def rules_with(outcomes: list[dict[str, Any]], *kinds: str) -> set[str]:

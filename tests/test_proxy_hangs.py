@@ -62,14 +62,14 @@ def test_proxies_sharing_a_guard_stop_calling_a_hung_store() -> None:
     proxies = []
     try:
         for n in range(2):
-            proxy = RecordingStore(hanging, timeout=0.05, hangs=guard)
+            # the timeout only bounds the hangs: nothing else here waits on it
+            proxy = RecordingStore(hanging, timeout=1.0, hangs=guard)
             proxies.append(proxy)
-            proxy.append(f"t{n}", _batch("m"))
             with pytest.raises(AdapterTimeoutError, match="did not return"):
                 proxy.messages(f"t{n}")
         assert guard.stopped is not None
         with pytest.raises(AdapterTimeoutError, match="not called: the kit stopped calling"):
-            RecordingStore(hanging, timeout=0.05, hangs=guard)
+            RecordingStore(hanging, timeout=1.0, hangs=guard)
         with pytest.raises(AdapterTimeoutError, match="not called: the kit stopped calling"):
             proxies[0].append("t9", _batch("x"))
     finally:

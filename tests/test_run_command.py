@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +217,98 @@ def test_a_hanging_store_ends_the_full_run_within_two_minutes_with_exit_3(
     assert len(stopped) >= len(judged) // 2, [r["reason"] for r in judged]
     for name in ("report.html", "junit.xml", "badge.svg"):
         assert (out / name).is_file()
+
+
+def _wait_ready(fifo: Path, limit: float) -> bool:
+    """Whether the store under test wrote ``ready`` into ``fifo`` within ``limit`` s."""
+    got: list[str] = []
+
+    def read() -> None:
+        with fifo.open(encoding="utf-8") as ready:
+            got.append(ready.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(limit)
+    return got == ["ready"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_writes_a_partial_report_marked_incomplete(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    fifo = tmp_path / "ready"
+    os.mkfifo(fifo)
+    out = tmp_path / "report"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memconform.cli", "run", "--out", str(out),
+         "--store", "tests.bad_store_adapters:announcing"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "CI": "true", "MEMCONFORM_TEST_READY_FIFO": str(fifo)},
+    )
+    try:
+        assert _wait_ready(fifo, 300), "the run never got under way"
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    # the store is correct: what ran passed, the rest was not reached
+    assert proc.returncode == 1, stdout + stderr
+    assert f"the run stopped early: interrupted by {sig.name}" in stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["header"]["stopped_early"] == f"interrupted by {sig.name}"
+    footer = results["footer"]
+    assert footer["complete"] is False
+    assert f"the run stopped early: interrupted by {sig.name}" in footer["reason"]
+    assert footer["exit_code"] == 1
+    assert any(r["scenarios"] for r in results["rules"]), "outcomes before the signal are kept"
+    verdicts = {r["verdict"] for r in results["rules"] if r["verdict"] != "not-scored"}
+    assert "not-run" in verdicts
+    assert verdicts <= {"pass", "not-run", "unsupported", "informational", "inconclusive"}
+    not_run = [r for r in results["rules"] if r["verdict"] == "not-run"]
+    assert all(r["reason"].startswith("not reached: the run stopped early") for r in not_run
+               if not r["scenarios"])
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Incomplete" in html
+    assert f"interrupted by {sig.name}" in html
+    for name in ("junit.xml", "badge.svg"):
+        assert (out / name).is_file()
+
+
+@pytest.mark.slow
+def test_maxfail_stops_after_the_first_failing_scenario_and_says_so(tmp_path: Path) -> None:
+    code, results, output = _run(
+        tmp_path, "--store", "memory://", "--mutant", "store-unknown-thread-raises", "-x"
+    )
+    assert code == 3, output
+    assert results["header"]["stopped_early"] == "-x: stopped after 1 failing scenario"
+    assert results["footer"]["complete"] is False
+    counts: dict[str, int] = {}
+    for rule in results["rules"]:
+        counts[rule["verdict"]] = counts.get(rule["verdict"], 0) + 1
+    assert counts.get("error", 0) + counts.get("fail", 0) >= 1
+    assert counts["not-run"] > 10
+    assert "memconform: the run stopped early: -x: stopped after 1 failing scenario" in output
+
+
+@pytest.mark.slow
+def test_past_the_deadline_the_run_stops_and_says_why(tmp_path: Path) -> None:
+    code, results, output = _run(tmp_path, "--store", "memory://", "--deadline", "0.001")
+    assert code == 1, output
+    assert results["header"]["stopped_early"] == "the deadline of 0.001 s passed"
+    assert results["footer"]["complete"] is False
+    assert not any(r["scenarios"] for r in results["rules"]), "no scenario started"
+    judged = {r["verdict"] for r in results["rules"] if r["verdict"] != "not-scored"}
+    assert "not-run" in judged
+    assert judged <= {"not-run", "unsupported"}  # unsupported: capabilities not declared
+
+
+@pytest.mark.parametrize(
+    "option", [["--maxfail", "0"], ["--deadline", "0"], ["--deadline", "-5"],
+               ["--max-timeouts", "-1"]],
+)
+def test_stop_options_out_of_range_are_usage_errors(tmp_path: Path, option: list[str]) -> None:
+    code, results, output = _run(tmp_path, "--store", "memory://", *option)
+    assert code == 5, output
+    assert results == {}

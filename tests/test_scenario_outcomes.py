@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
+
+from memconform.outcome_log import OutcomeLog, read_outcomes
 
 SCENARIOS = '''
 import pytest
@@ -38,9 +39,75 @@ def test_inconclusive_and_unsupported_are_recorded_with_their_reason(tmp_path: P
          "--memconform-outcomes", str(out)],
         cwd=tmp_path, capture_output=True, text=True, check=False,
     )
-    recorded = {o["rules"][0]: (o["outcome"], o["message"]) for o in json.loads(out.read_text())}
+    read = read_outcomes(out)
+    recorded = {o["rules"][0]: (o["outcome"], o["message"]) for o in read.outcomes}
     assert recorded == {
         "ST-001": ("inconclusive", "no kill landed while an append was in flight (0 of 5)"),
         "ST-002": ("unsupported", "the store does not declare the capability 'errors'"),
         "ST-003": ("skipped", "needs a server"),
     }
+    assert read.finished
+    assert read.stopped is None
+
+
+FAILING = '''
+import pytest
+
+
+@getattr(pytest.mark, "ST-001")
+def test_one():
+    assert False, "first"
+
+
+@getattr(pytest.mark, "ST-002")
+def test_two():
+    pass
+'''
+
+
+def _session(tmp_path: Path, *options: str) -> tuple[list[str], str | None]:
+    (tmp_path / "test_scenarios.py").write_text(FAILING, encoding="utf-8")
+    out = tmp_path / "outcomes.json"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "test_scenarios.py", "-q", "-p", "no:cacheprovider",
+         "-p", "no:randomly", "--memconform-outcomes", str(out), *options],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )
+    read = read_outcomes(out)
+    assert read.finished
+    return [o["rules"][0] for o in read.outcomes], read.stopped
+
+
+def test_the_session_line_says_why_a_run_stopped_after_a_failure(tmp_path: Path) -> None:
+    assert _session(tmp_path, "--maxfail", "1") == (["ST-001"], "stopping after 1 failures")
+
+
+def test_the_kits_maxfail_counts_only_failures_of_rules_the_run_judges(tmp_path: Path) -> None:
+    stops = ("--memconform-maxfail", "1", "--memconform-subject")
+    assert _session(tmp_path, *stops, "store") == (
+        ["ST-001"], "stopped after 1 failing scenario"
+    )
+    # a runtime run does not score ST-001: its failure does not stop the run
+    assert _session(tmp_path, *stops, "runtime") == (["ST-001", "ST-002"], None)
+
+
+def test_past_the_deadline_no_scenario_starts(tmp_path: Path) -> None:
+    # a deadline shorter than pytest takes to start: passed before the first scenario
+    assert _session(tmp_path, "--memconform-deadline", "0.000001") == (
+        [], "the deadline of 1e-06 s passed"
+    )
+
+
+def test_a_file_cut_short_keeps_the_outcomes_written_before(tmp_path: Path) -> None:
+    path = tmp_path / "outcomes.json"
+    log = OutcomeLog(path)
+    log.add({"nodeid": "b", "rules": ["ST-002"], "outcome": "passed"})
+    log.add({"nodeid": "a", "rules": ["ST-001"], "outcome": "failed"})
+    with path.open("a", encoding="utf-8") as cut:
+        cut.write('{"nodeid": "c", "rul')  # the writer was killed mid-line
+    read = read_outcomes(path)
+    assert [o["nodeid"] for o in read.outcomes] == ["a", "b"]
+    assert not read.finished
+    assert read.stopped is None
+    assert read_outcomes(tmp_path / "missing.json").outcomes == []
+    log.close(0, None)

@@ -10,7 +10,8 @@ code    meaning
         ``inconclusive`` (claimed, but the kit could not exercise it) or
         ``adapter-provided`` (only the adapter kept it), either of which
         leaves its class not achieved, or an incomplete report (a scored
-        rule that did not run proves nothing)
+        rule that did not run proves nothing; so a run stopped early by
+        ``--maxfail``, ``--deadline`` or an interrupt is never 0)
 3       adapter error: a rule's verdict is ``error`` (the store or runtime
         broke the contract itself)
 4       kit error: the kit crashed in a scenario, or outcomes name rules the

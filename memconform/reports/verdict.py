@@ -492,6 +492,8 @@ def build_results(
             rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
             if verdict == "not-run":
                 not_run.append(rule.id)
+                if head["stopped_early"] and not scenarios:
+                    reason = f"not reached: the run stopped early ({head['stopped_early']})"
         results.append(
             RuleResult(
                 id=rule.id,

@@ -7,7 +7,8 @@ which declares the options and is the always-loaded entry point). Options:
 - ``--memconform-runtime module:factory``: the runtime under test (default: the simulator).
 - ``--memconform-mutant NAME``: replace the store or runtime with a deliberately broken one.
 - ``--memconform-subject``: ``store``, ``runtime`` or ``both`` (default: inferred).
-- ``--memconform-outcomes PATH``: write one JSON object per scenario outcome.
+- ``--memconform-outcomes PATH``: write each scenario outcome as it ends, then
+  how the session ended (see :mod:`memconform.outcome_log`).
 - ``--memconform-timeout SECONDS``: how long one store call may take.
 - ``--memconform-measure-unclaimed``: check the promises the store does not
   claim too (their rules are reported ``informational``, never counted).
@@ -16,6 +17,11 @@ which declares the options and is the always-loaded entry point). Options:
   ends with ``error`` at once (``0``: never stop).
 - ``--memconform-thoroughness``: ``fast`` (default) or ``thorough`` property search.
 - ``--memconform-export-failures DIR``: write property counterexamples as features.
+- ``--memconform-maxfail N``: stop after N scenarios failed or ended in
+  ``error`` (those of rules the run judges: a store run does not stop for a
+  runtime rule it does not score).
+- ``--memconform-deadline SECONDS``: start no scenario once this many seconds
+  have passed since the session began; the session stops early and says so.
 
 Step modules (``memconform.steps.<profile>``) are loaded as plugins, so their
 step definitions are visible to every feature.
@@ -29,6 +35,7 @@ import json
 import os
 import pkgutil
 import re
+import time
 import uuid
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
@@ -52,6 +59,7 @@ from memconform.adapters.proxy import (
 from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
+from memconform.outcome_log import OutcomeLog
 from memconform.pytest_entry import add_options
 from memconform.simulator.runtime import Runtime, Simulator
 from memconform.steps.common import (
@@ -117,6 +125,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _SESSION.stopped = None
+    deadline = config.getoption("--memconform-deadline")
+    if deadline is not None:
+        config.stash[_DEADLINE] = (time.monotonic() + float(deadline), float(deadline))
+    path = config.getoption("--memconform-outcomes")
+    if path and not hasattr(config, "workerinput"):
+        _SESSION.log = OutcomeLog(Path(path))
+    _SESSION.failures = 0
+    # counted where every outcome arrives: not in an xdist worker
+    worker = hasattr(config, "workerinput")
+    _SESSION.maxfail = None if worker else config.getoption("--memconform-maxfail")
+    subject = _subject_of(config)
+    _SESSION.judged = frozenset(
+        r.id for r in load_catalogue() if subject in ("both", r.subject)
+    )
     for rule in load_catalogue():
         config.addinivalue_line("markers", f"{rule.id}: {rule.level} {rule.text[:80]}")
     for tag in ("golden", "variant", "slow-scenario", "property"):
@@ -224,12 +247,16 @@ def _runtime_provides(config: pytest.Config, runtime: object) -> None:
 @pytest.fixture(scope="session")
 def subject(request: pytest.FixtureRequest) -> str:
     """What this run judges: ``store``, ``runtime`` or ``both`` (the default)."""
-    chosen = request.config.getoption("--memconform-subject")
+    return _subject_of(request.config)
+
+
+def _subject_of(config: pytest.Config) -> str:
+    chosen = config.getoption("--memconform-subject")
     if chosen:
         return str(chosen)
-    if request.config.getoption("--memconform-runtime"):
+    if config.getoption("--memconform-runtime"):
         return "runtime"
-    if request.config.getoption("--memconform-store"):
+    if config.getoption("--memconform-store"):
         return "store"
     return "both"
 
@@ -541,19 +568,83 @@ def _export(item: pytest.Item, rules: list[str], exc: BaseException | None) -> N
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    failing = False  # a scenario (one report, one record per group of its rules)
     for key, value in report.user_properties:
-        if key == "memconform":
-            _CONFIG_OUTCOMES.append(json.loads(str(value)))
+        if key != "memconform":
+            continue
+        record = json.loads(str(value))
+        if _SESSION.log is not None:
+            _SESSION.log.add(record)
+        if record["outcome"] in ("failed", "error", "crashed") and set(record["rules"]) & (
+            _SESSION.judged
+        ):
+            failing = True
+    if failing:
+        _count_failure()
 
 
-_CONFIG_OUTCOMES: list[dict[str, Any]] = []
+def _count_failure() -> None:
+    """One more failing scenario of a judged rule; at ``--memconform-maxfail``
+    the session stops (with pytest-xdist, the controller stops the workers)."""
+    _SESSION.failures += 1
+    limit = _SESSION.maxfail
+    session = _SESSION.session
+    if limit is None or _SESSION.failures < limit or session is None:
+        return
+    plural = "" if limit == 1 else "s"
+    reason = f"stopped after {limit} failing scenario{plural}"
+    dsession = session.config.pluginmanager.getplugin("dsession")
+    if dsession is not None:
+        if not dsession.shouldstop:
+            dsession.shouldstop = reason
+    elif not session.shouldstop:
+        session.shouldstop = reason
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _SESSION.session = session
+
+
+class _SessionState:
+    """What hooks without the config share: the outcomes file of this session
+    (only where outcomes are gathered: not in an xdist worker) and why the
+    session stopped early, when an interrupt said so."""
+
+    log: OutcomeLog | None = None
+    stopped: str | None = None
+    session: pytest.Session | None = None
+    failures = 0
+    maxfail: int | None = None
+    judged: frozenset[str] = frozenset()
+
+
+_SESSION = _SessionState()
+_DEADLINE = pytest.StashKey[tuple[float, float]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Past the deadline, run nothing more: the session stops early and says why."""
+    deadline = item.config.stash.get(_DEADLINE, None)
+    if deadline is not None and time.monotonic() >= deadline[0]:
+        item.session.shouldstop = f"the deadline of {deadline[1]:g} s passed"
+        return True
+    return None
+
+
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    _SESSION.stopped = str(excinfo.value) or "interrupted"
+
+
+def _stop_reason(session: pytest.Session) -> str | None:
+    for reason in (session.shouldstop, session.shouldfail, _SESSION.stopped):
+        if reason:
+            return reason if isinstance(reason, str) else "stopped early"
+    return None
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     measurement.stop()  # xdist workers may end without running exit handlers
-    path = session.config.getoption("--memconform-outcomes")
-    if path and not hasattr(session.config, "workerinput"):
-        Path(path).write_text(
-            json.dumps(sorted(_CONFIG_OUTCOMES, key=lambda o: o["nodeid"]), indent=1),
-            encoding="utf-8",
-        )
+    if _SESSION.log is not None:
+        _SESSION.log.close(int(exitstatus), _stop_reason(session))
+        _SESSION.log = None

@@ -1,0 +1,90 @@
+"""The outcomes file: what the pytest plugin saw, scenario by scenario.
+
+The plugin (``--memconform-outcomes PATH``) writes one JSON object per line:
+each scenario outcome as soon as the scenario ends, flushed, then one closing
+line ``{"session": {"exitstatus": N, "stopped": REASON}}`` when the session
+ends (``stopped`` is ``null`` for a run that went through, else why it stopped
+early: ``--maxfail``, the deadline, an interrupt). ``memconform run`` reads it
+back with :func:`read_outcomes`; because every line is on disk as it happens,
+a run cut short (interrupted, killed, past its deadline) still leaves every
+outcome it reached, and a file without the closing line says the session never
+finished.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["OutcomeLog", "SessionOutcomes", "read_outcomes"]
+
+_SESSION = "session"
+
+
+class OutcomeLog:
+    """Writes an outcomes file at ``path`` (replacing any earlier one)."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: TextIO | None = path.open("w", encoding="utf-8")
+
+    def add(self, outcome: dict[str, Any]) -> None:
+        """Write one scenario outcome and put it on disk at once."""
+        if self._file is None:
+            return
+        self._file.write(json.dumps(outcome, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self, exitstatus: int, stopped: str | None) -> None:
+        """Write the closing line: the session ended, and why early if it did."""
+        if self._file is None:
+            return
+        self._file.write(
+            json.dumps({_SESSION: {"exitstatus": exitstatus, "stopped": stopped}}) + "\n"
+        )
+        self._file.close()
+        self._file = None
+
+
+@dataclass(frozen=True)
+class SessionOutcomes:
+    """An outcomes file read back: the ``outcomes`` in node id order, whether
+    the session ``finished`` (the closing line is there), its pytest
+    ``exitstatus`` and why it ``stopped`` early (``None``: it did not)."""
+
+    outcomes: list[dict[str, Any]]
+    finished: bool
+    exitstatus: int | None
+    stopped: str | None
+
+
+def read_outcomes(path: Path) -> SessionOutcomes:
+    """Read an outcomes file; a missing file reads as no outcomes, unfinished.
+
+    A last line cut off in the middle (the writer was killed) is left out."""
+    outcomes: list[dict[str, Any]] = []
+    session: dict[str, Any] | None = None
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        if isinstance(record.get(_SESSION), dict):
+            session = record[_SESSION]
+        else:
+            outcomes.append(record)
+    outcomes.sort(key=lambda o: str(o.get("nodeid", "")))
+    if session is None:
+        return SessionOutcomes(outcomes, False, None, None)
+    status = session.get("exitstatus")
+    stopped = session.get("stopped")
+    return SessionOutcomes(
+        outcomes,
+        True,
+        status if isinstance(status, int) else None,
+        str(stopped) if stopped else None,
+    )
