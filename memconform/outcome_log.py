@@ -33,7 +33,7 @@ class OutcomeLog:
         """Write one scenario outcome and put it on disk at once."""
         if self._file is None:
             return
-        self._file.write(json.dumps(outcome, ensure_ascii=False) + "\n")
+        self._file.write(json.dumps(outcome) + "\n")  # ASCII: a lone surrogate stays escaped
         self._file.flush()
 
     def close(self, exitstatus: int, stopped: str | None) -> None:

@@ -111,3 +111,11 @@ def test_a_file_cut_short_keeps_the_outcomes_written_before(tmp_path: Path) -> N
     assert read.stopped is None
     assert read_outcomes(tmp_path / "missing.json").outcomes == []
     log.close(0, None)
+
+
+def test_an_outcome_holding_a_lone_surrogate_is_written_and_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "outcomes.json"
+    log = OutcomeLog(path)
+    log.add({"nodeid": "a", "rules": ["ST-015"], "outcome": "passed", "message": "\udfff"})
+    log.close(0, None)
+    assert read_outcomes(path).outcomes[0]["message"] == "\udfff"
