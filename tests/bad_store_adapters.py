@@ -308,3 +308,21 @@ def announcing() -> MemoryStore:
     import os
 
     return _Announcing(os.environ.get("MEMCONFORM_TEST_READY_FIFO"))
+
+
+class _ChattyFileStore(LockedFileStore):
+    """A correct file store that prints its own debug lines on standard output,
+    one of them starting with a brace (as a Python dict's repr does)."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        print(f"{{'debug': 'append', 'thread': {thread_id!r}}}", flush=True)
+        super().append(thread_id, batch)
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        print("debug: messages", flush=True)
+        return super().messages(thread_id, limit)
+
+
+def chatty_file_store(path: str) -> object:
+    """The :class:`_ChattyFileStore` in the file ``path``."""
+    return _ChattyFileStore(path)

@@ -72,3 +72,14 @@ def test_hanging_past_the_timeout_is_an_error(tmp_path: Path) -> None:
     assert any("did not return within 1 s" in o["message"] for o in errors)
     passed = [o for o in outcomes if o["outcome"] == "passed"]
     assert passed, "scenarios that never read messages still pass"
+
+
+def test_a_store_printing_to_stdout_in_a_fresh_process_is_judged_not_a_kit_crash(
+    tmp_path: Path,
+) -> None:
+    from memconform.adapters.contract_checks import check_durable
+
+    url = f"tests.bad_store_adapters:chatty_file_store?path={tmp_path / 'chatty.json'}"
+    result = check_durable(url, "d", capabilities={"durable"})
+    assert result.adapter_error is None, result.evidence
+    assert result.passed, result.evidence

@@ -141,11 +141,28 @@ def _read_line(proc: subprocess.Popen[str], timeout: float) -> dict[str, Any] | 
             return None
         data += chunk
     text = data.decode("utf-8", "replace")
-    if not text.startswith("{"):
+    parsed = _json_lines(text)
+    if not parsed:  # the store's own output, not the kit's: read on
         return _read_line(proc, max(deadline - time.monotonic(), 0))
-    line: dict[str, Any] = json.loads(text)
+    line = parsed[0]
     _raise_reported(line, "")
     return line
+
+
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    """The kit's JSON objects among a child's output lines; whatever else the
+    store printed (even a line that starts with a brace) is left out."""
+    found = []
+    for raw in text.splitlines():
+        if not raw.startswith("{"):
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
 
 
 def _raise_reported(line: Mapping[str, Any], what: str) -> None:
@@ -178,7 +195,7 @@ def _finish(proc: subprocess.Popen[str], timeout: float, what: str) -> list[dict
         raise _ChildError(
             "append", f"the {what} process did not finish within {timeout:g} s"
         ) from None
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    lines = _json_lines(out)
     for line in lines:
         _raise_reported(line, what)
     if proc.returncode != 0:
