@@ -275,7 +275,7 @@ def test_streaming_persists_like_buffered(policy: str, point: str) -> None:
     ("policy", "suspended", "resumed"),
     [
         ("message", "[user] [assistant]", "[tool] [tool] [assistant]"),
-        ("turn", "[user,assistant]", "[tool,tool,assistant]"),
+        ("turn", "[user,assistant]", "[tool,tool] [assistant]"),
         ("run", "[user,assistant]", "[tool,tool,assistant]"),
     ],
 )

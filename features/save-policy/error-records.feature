@@ -28,7 +28,7 @@ Feature: Save-policy failure records are kept apart from the transcript
         | policy  | point                     | roles                         | error             |
         | message | input guardrail           | none                          | GuardrailError    |
         | message | first model call          | user                          | ModelError        |
-        | message | tool-error hook terminate | user,assistant                | ToolCallError     |
+        | message | tool-error hook terminate | user,assistant                | RunCancelledError |
         | message | later model call          | user,assistant,tool           | ModelError        |
         | message | run-end hook              | user,assistant,tool,assistant | HookError         |
         | message | cancellation              | user,assistant,tool           | RunCancelledError |

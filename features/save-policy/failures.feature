@@ -42,7 +42,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       @SP-024 @SP-025
       Examples: a terminated tool round is not stored
         | point                     | outcome | batches |
-        | tool-error hook terminate | failed  | [user]  |
+        | tool-error hook terminate | cancelled | [user]  |
         | tool-error hook           | failed  | [user]  |
 
       @SP-032
@@ -75,7 +75,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       Examples: an unfinished first round is dropped, prompt included
         | point                     | outcome | batches |
         | first model call          | failed  | none    |
-        | tool-error hook terminate | failed  | none    |
+        | tool-error hook terminate | cancelled | none    |
         | tool-error hook           | failed  | none    |
 
       @SP-009 @SP-012
@@ -115,7 +115,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       Examples: failed runs
         | point                     | outcome |
         | first model call          | failed  |
-        | tool-error hook terminate | failed  |
+        | tool-error hook terminate | cancelled |
         | tool-error hook           | failed  |
         | later model call          | failed  |
         | output guardrail          | failed  |
@@ -207,12 +207,12 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | run     | [user,assistant,tool,assistant]     |
 
     @SP-024
-    Scenario: Save-policy tool-error hook that terminates fails the run without storing the tool call
+    Scenario: Save-policy tool-error hook that terminates cancels the run without storing the tool call
       Given a save-policy agent with the "message" save policy
       And the save-policy run meets the failure point "tool-error hook terminate"
       When the save-policy script is executed
-      Then the save-policy run ends "failed"
-      And the caller of the save-policy run gets the error "ToolCallError"
+      Then the save-policy run ends "cancelled"
+      And the caller of the save-policy run gets the error "RunCancelledError"
       And the save-policy model was called 1 times
       And the save-policy thread holds:
         | role | text     |

@@ -89,8 +89,38 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
       Examples:
         | policy  | batches                                   |
         | message | [user] [assistant] [tool] [tool] [assistant] |
-        | turn    | [user,assistant] [tool,tool,assistant]    |
+        | turn    | [user,assistant] [tool,tool] [assistant]  |
         | run     | [user,assistant] [tool,tool,assistant]    |
+
+    @SP-028
+    Scenario Outline: Save-policy <policy> resumed run persists the approval response at its point
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy tool call needs approval
+      And a later save-policy run approves the pending tool call
+      When the save-policy script is executed
+      Then save-policy run 2 ends "completed"
+      And the save-policy timeline order is "<order>"
+
+      Examples:
+        | policy  | order                                              |
+        | message | approval appended > tool run > last model call     |
+        | turn    | tool run > approval appended > last model call     |
+
+    @SP-009 @SP-028
+    Scenario Outline: Save-policy <policy> resumed run whose model call fails keeps the approved tool's result
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy tool call needs approval
+      And a later save-policy run approves the pending tool call
+      And the save-policy run meets the failure point "later model call"
+      When the save-policy script is executed
+      Then save-policy run 2 ends "failed"
+      And the save-policy appends are "<batches>"
+
+      Examples:
+        | policy  | batches                   |
+        | message | [user] [assistant] [tool] [tool] |
+        | turn    | [user,assistant] [tool,tool]     |
+        | run     | [user,assistant]                 |
 
   Rule: retried model calls never duplicate messages
 

@@ -238,6 +238,42 @@ class _ToolErrorHookIgnored(SavePolicyExecutor):
         return False
 
 
+class _ToolErrorTerminateFails(SavePolicyExecutor):
+    def run_tool(self, run: RunState, call: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+        try:
+            return super().run_tool(run, call)
+        except RunFailure as failure:
+            if not failure.cancelled:
+                raise
+            raise RunFailure(
+                {"type": "ToolCallError", "message": "the tool failed", "tool": call["name"]}
+            ) from None
+
+
+class _TurnResumeWaitsForAnswer(TurnPolicy):
+    def approved_tools_ran(self, results: Sequence[Message]) -> None:
+        self.pending.extend(results)
+
+
+class _TurnResumeWaitsForAnswerExecutor(SavePolicyExecutor):
+    policy_classes = _policies(turn=_TurnResumeWaitsForAnswer)
+
+
+class _MessageApprovalAfterTool(MessagePolicy):
+    held: list[Message]
+
+    def approval_answered(self, approval: Message) -> None:
+        self.held = [approval]
+
+    def approved_tools_ran(self, results: Sequence[Message]) -> None:
+        for message in [*self.held, *results]:
+            self.gateway.append([message])
+
+
+class _MessageApprovalAfterToolExecutor(SavePolicyExecutor):
+    policy_classes = _policies(message=_MessageApprovalAfterTool)
+
+
 class _RunEndCancelIgnored(SavePolicyExecutor):
     @staticmethod
     def cancelled_by(verdict: Mapping[str, JSONValue]) -> bool:
@@ -408,6 +444,18 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-tool-error-hook-ignored",
              "A tool-error hook's terminate is ignored and the run goes on.",
              {"SP-024"}, _ToolErrorHookIgnored),
+    _runtime("sp-tool-error-terminate-fails-run",
+             "A tool-error hook that terminates the run fails it with the tool's error "
+             "instead of cancelling it with the hook's reason.",
+             {"SP-024"}, _ToolErrorTerminateFails),
+    _runtime("sp-turn-resume-waits-for-answer",
+             "Under turn, a resumed run holds the approval and the tool result back until "
+             "the answer, so a failing resumed model call loses the approved tool's result.",
+             {"SP-009", "SP-028"}, _TurnResumeWaitsForAnswerExecutor),
+    _runtime("sp-message-approval-after-tool",
+             "Under message, a resumed run appends the approval response only after the "
+             "approved tool ran.",
+             {"SP-028"}, _MessageApprovalAfterToolExecutor),
     _runtime("sp-run-end-cancel-ignored",
              "A run-end hook's cancel is ignored and the run completes.",
              {"SP-032"}, _RunEndCancelIgnored),

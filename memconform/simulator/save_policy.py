@@ -12,7 +12,8 @@ One run, in order:
 3. the accepted input is handed to the save policy;
 4. rounds: a model call (retryable failures retried); tool calls run the
    tools (a thrown tool becomes a ``ToolCallError: …`` result unless the
-   ``tool_error`` hook terminates the run); a call needing approval suspends
+   ``tool_error`` hook terminates the run, which ends it ``cancelled`` with
+   the hook's reason); a call needing approval suspends
    the run; a final answer passes the output guardrail (``replace`` or
    ``block``) and then the run-end hook (``cancel`` cancels the run);
 5. the outcome is reported (an ``outcome`` event) only after the save policy
@@ -223,17 +224,19 @@ class SavePolicyExecutor:
 
     def resume(self, run: RunState) -> dict[str, JSONValue]:
         """Answer the pending approval: the approval response and the tool result
-        are the resumed run's input (two tool messages); history is not reloaded."""
+        are the resumed run's input (two tool messages), handed to the save policy
+        before the next model call (the response before the approved tool runs);
+        history is not reloaded."""
         answer = run.spec.resume
         if self.continuation is None or answer is None:
             raise ScriptError(f"runs[{run.spec.index}].resume: no suspended run to resume")
         continuation, self.continuation = self.continuation, None
         run.view = list(continuation.view)
-        accepted: list[Message] = []
+        results: list[Message] = []
         for call in continuation.pending:
             decision = "approved" if answer.approved else "denied"
             note = f": {answer.reason}" if answer.reason else ""
-            accepted.append(self.new_message(
+            run.policy.approval_answered(self.new_message(
                 run, "tool", f"approval {decision}{note}",
                 ({"type": "tool_approval", "call_id": call["id"], "approved": answer.approved},),
             ))
@@ -244,8 +247,8 @@ class SavePolicyExecutor:
                     "type": "tool_result", "call_id": call["id"], "name": call["name"],
                     "error": f"ToolApprovalDenied: {answer.reason or 'not approved'}",
                 }
-            accepted.append(self.new_message(run, "tool", self.result_text(part), (part,)))
-        run.policy.input_accepted(accepted)
+            results.append(self.new_message(run, "tool", self.result_text(part), (part,)))
+        run.policy.approved_tools_ran(results)
         return self.rounds(run)
 
     def rounds(self, run: RunState) -> dict[str, JSONValue]:
@@ -333,7 +336,11 @@ class SavePolicyExecutor:
                 "tool_error", {"run_id": run.run_id, "tool": name, "error": error}
             )
             if self.tool_error_terminates(verdict):
-                raise RunFailure({**error, "type": "ToolCallError", "tool": name}) from None
+                reason = verdict.get("text") or f"the tool-error hook terminated {name}"
+                raise RunFailure(
+                    {"type": "RunCancelledError", "message": str(reason), "tool": name},
+                    cancelled=True,
+                ) from None
             part["error"] = f"ToolCallError: {error.get('message', '')}"
         return part
 

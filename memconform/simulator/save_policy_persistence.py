@@ -63,11 +63,13 @@ class SavePolicy:
     """What to persist at each point of a run. The base class persists nothing;
     each policy overrides the points where it appends.
 
-    Points, in run order: :meth:`input_accepted` (the user input, or a resumed
-    run's approval response and tool result), :meth:`tool_call_made` (before the
-    round's tools run), :meth:`round_completed` (the round's assistant tool call
-    and tool result, after the tools ran), :meth:`answer_completed` (the final
-    answer after output guardrails, before the run-end hook),
+    Points, in run order: :meth:`input_accepted` (the user input), or for a
+    resumed run :meth:`approval_answered` (before the approved tool runs) and
+    :meth:`approved_tools_ran` (before the next model call); then
+    :meth:`tool_call_made` (before the round's tools run), :meth:`round_completed`
+    (the round's assistant tool call and tool result, after the tools ran),
+    :meth:`answer_completed` (the final answer after output guardrails, before
+    the run-end hook),
     :meth:`response_outcome` (after the run-end hook let the outcome stand) and
     :meth:`suspended` (a tool call waits for approval). A failed or cancelled
     run gets no further call: what was not appended stays unpersisted.
@@ -80,6 +82,14 @@ class SavePolicy:
 
     def input_accepted(self, messages: Sequence[Message]) -> None:
         """The run's input was accepted (the input guardrail let it pass)."""
+
+    def approval_answered(self, approval: Message) -> None:
+        """A resumed run answered a pending approval; the approved tool has not
+        run yet."""
+
+    def approved_tools_ran(self, results: Sequence[Message]) -> None:
+        """A resumed run's answered tools produced their results; the next model
+        call has not happened yet."""
 
     def tool_call_made(self, assistant: Message) -> None:
         """The model asked for tools; they have not run yet."""
@@ -108,6 +118,13 @@ class MessagePolicy(SavePolicy):
 
     def input_accepted(self, messages: Sequence[Message]) -> None:
         for message in messages:
+            self.gateway.append([message])
+
+    def approval_answered(self, approval: Message) -> None:
+        self.gateway.append([approval])
+
+    def approved_tools_ran(self, results: Sequence[Message]) -> None:
+        for message in results:
             self.gateway.append([message])
 
     def round_completed(self, messages: Sequence[Message]) -> None:
@@ -150,6 +167,13 @@ class TurnPolicy(SavePolicy):
 
     def input_accepted(self, messages: Sequence[Message]) -> None:
         self.pending.extend(messages)
+
+    def approval_answered(self, approval: Message) -> None:
+        self.pending.append(approval)
+
+    def approved_tools_ran(self, results: Sequence[Message]) -> None:
+        self.pending.extend(results)
+        self._flush()
 
     def round_completed(self, messages: Sequence[Message]) -> None:
         self.pending.extend(messages)

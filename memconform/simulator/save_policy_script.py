@@ -44,7 +44,8 @@ MODEL_COMPONENT = "agent"
 HOOKS: dict[str, str] = {
     "input_guardrail": "runs on the accepted input: allow | block (text = reason)",
     "output_guardrail": "runs on the final answer: allow | replace (text) | block (text)",
-    "tool_error": "runs when a tool throws: allow (the error becomes the result) | terminate",
+    "tool_error": "runs when a tool throws: allow (the error becomes the result) | terminate "
+                  "(text = reason; the run ends cancelled)",
     "run_end": "runs after a response outcome is produced: allow | cancel",
     "run_error": "lifecycle error hook, runs first on a failed run; its own failure is ignored",
 }

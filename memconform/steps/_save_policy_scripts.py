@@ -148,7 +148,9 @@ FAILURE_POINTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "input guardrail": _hook("input_guardrail", {"fail": _error("GuardrailError", "guard down")}),
     "first model call": _model_fails(1),
     "tool": _tool_throws(None),
-    "tool-error hook terminate": _tool_throws({"action": "terminate"}),
+    "tool-error hook terminate": _tool_throws(
+        {"action": "terminate", "text": "mail must not be retried"}
+    ),
     "tool-error hook": _tool_throws({"fail": _error("HookError", "tool-error hook broke")}),
     "later model call": _model_fails(2),
     "output guardrail": _hook("output_guardrail", {"fail": _error("GuardrailError", "guard down")}),
@@ -209,7 +211,7 @@ EXPECTED: dict[str, dict[str, Expectation]] = {
     "first model call": _row(_U, "none", "none", "failed", "ModelError", "user"),
     "tool": _row(*_GOLDEN, "completed", None, None),
     "tool-error hook terminate": _row(
-        _U, "none", "none", "failed", "ToolCallError", "user,assistant"
+        _U, "none", "none", "cancelled", "RunCancelledError", "user,assistant"
     ),
     "tool-error hook": _row(_U, "none", "none", "failed", "HookError", "user,assistant"),
     "later model call": _row(

@@ -513,6 +513,11 @@ def _find(observation: Mapping[str, Any], label: str) -> int | None:
         "first model call": lambda: first(lambda e: e["kind"] == "model"),
         "last model call": lambda: first(lambda e: e["kind"] == "model", last=True),
         "tool run": lambda: first(lambda e: e["kind"] == "tool"),
+        "approval appended": lambda: first(
+            lambda e: append_ok(e) and any(
+                p.get("type") == "tool_approval"
+                for m in e["args"][1] for p in m.get("parts") or () if isinstance(p, dict)
+            )),
         "tool call appended": lambda: first(
             lambda e: append_ok(e) and any(_has_tool_call(m) for m in e["args"][1])),
         "output guardrail": lambda: first(
@@ -534,7 +539,7 @@ def _find(observation: Mapping[str, Any], label: str) -> int | None:
 
 
 @then(parsers.parse('the save-policy timeline order is "{sequence}"'))
-@decides("SP-005", "SP-006", "SP-007", "SP-013", "SP-019", "SP-020")
+@decides("SP-005", "SP-006", "SP-007", "SP-013", "SP-019", "SP-020", "SP-028")
 def sp_timeline_order(sp_observation: dict[str, Any], sequence: str) -> None:
     """Each named point happened, in the order given (``a > b > c``)."""
     labels = [s.strip() for s in sequence.split(">")]
