@@ -150,6 +150,11 @@ def _parser() -> argparse.ArgumentParser:
         "reported 'not-run' and the report says why it stopped",
     )
     run.add_argument(
+        "--measure-unclaimed", action="store_true",
+        help="check the promises the store does not claim (durable, atomic-batch, "
+        "concurrent-writers) too; their rules are reported informational, never counted",
+    )
+    run.add_argument(
         "--coverage", metavar="PACKAGE[,PACKAGE...]",
         help="measure line and branch coverage of these packages (your adapter or runtime) "
         "and which rules reached each line",
@@ -289,6 +294,7 @@ def _compliance(args: argparse.Namespace) -> int:
         raise UsageError(f"{source} is not a checkout of the kit (no pyproject.toml)")
     try:
         findings = compliance.load_findings(out / "findings.toml", load_catalogue().ids)
+        decisions = compliance.load_decisions(out / "findings.toml")
     except compliance.ComplianceError as exc:
         raise UsageError(str(exc)) from None
     if args.from_results:
@@ -312,7 +318,7 @@ def _compliance(args: argparse.Namespace) -> int:
             print(f"  {run.problem or 'done'}: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v))
         runs = [previous[t.name] for t in compliance.TARGETS]
-    for path in compliance.write_page(runs, findings, out):
+    for path in compliance.write_page(runs, findings, out, decisions):
         print(f"wrote {path}")
     broken = [r.target.name for r in runs if r.target in targets and r.results is None]
     return EXIT_ADAPTER if broken else EXIT_OK
@@ -547,6 +553,8 @@ def _pytest_args(
         argv += ["-m", " or ".join(selection)]
     if args.certify:
         argv += ["--memconform-thoroughness", "thorough"]
+    if getattr(args, "measure_unclaimed", False):
+        argv += ["--memconform-measure-unclaimed"]
     if args.jobs > 1:
         argv += ["-n", str(args.jobs)]
     maxfail = 1 if args.exitfirst else args.maxfail

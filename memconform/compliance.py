@@ -7,8 +7,11 @@ target in :data:`TARGETS`:
 1. prepare ``<venvs>/<extra>``: a virtual environment holding the kit and that
    one extra (and nothing of any other library, so that no library's pins change
    another's result); it is rebuilt when ``pyproject.toml`` changes;
-2. run ``memconform run --store URL`` there, in a fresh temporary folder, and
-   keep the results as ``<out>/compliance/<target>.json``;
+2. run ``memconform run --store URL --measure-unclaimed`` there, in a fresh
+   temporary folder (the promises a store does not claim are measured too and
+   shown as ``informational``), and keep the results as
+   ``<out>/compliance/<target>.json`` and the environment's ``pip freeze`` as
+   ``<out>/compliance/<target>.freeze.txt``;
 
 then writes ``<out>/compliance.md`` (the matrix, and one line per failure: the
 finding and the command that reproduces it) and ``<out>/compliance.html`` (the
@@ -47,19 +50,26 @@ from pathlib import Path
 
 from memconform.reports.compare import render_comparison
 from memconform.reports.exitcode import exit_code
-from memconform.reports.results import Results, load_results
+from memconform.reports.results import Results, RuleResult, load_results
 
 __all__ = [
+    "SEVERITIES",
     "TARGETS",
     "ComplianceError",
+    "Decision",
     "Finding",
     "Target",
     "TargetRun",
+    "freeze",
+    "freeze_file",
     "kept_runs",
+    "load_decisions",
     "load_findings",
     "prepare_venv",
     "render_page",
+    "reproduction_scripts",
     "run_target",
+    "verdict_line",
     "write_page",
 ]
 
@@ -78,12 +88,13 @@ class Target:
         return self.url.replace("{dir}", str(folder))
 
     def reproduce(self, rule: str | None = None) -> str:
-        """Shell commands that re-run this target (one rule, when given)."""
+        """Shell commands that re-run this target (one rule, when given), from the
+        root of a checkout of the kit (the kit is not published on a package index)."""
         url = self.store_url(Path("/tmp/memconform-store"))
-        run = f"v/bin/memconform run --store {shlex.quote(url)}"
+        run = f"v/bin/memconform run --store {shlex.quote(url)} --measure-unclaimed"
         if rule is not None:
             run += f" --rule {rule}"
-        return f"python3 -m venv v && v/bin/pip install 'memconform[{self.extra}]' && {run}"
+        return f"python3 -m venv v && v/bin/pip install '.[{self.extra}]' && {run}"
 
 
 TARGETS: tuple[Target, ...] = (
@@ -113,12 +124,39 @@ class ComplianceError(Exception):
     """A target could not be prepared or run (the message says which and why)."""
 
 
+SEVERITIES: dict[str, str] = {
+    "silent-loss": "silent loss or alteration",
+    "partial-write": "partial write",
+    "loud-refusal": "loud refusal",
+    "kit-decision": "a decision of the kit",
+}
+"""A finding's severity, worst first: what was acknowledged is lost or altered
+without a word; a failed write leaves part of itself; the library refuses loudly
+what the rule says it must accept; the library's choice differs from one the kit
+made where the documents leave room."""
+
+
 @dataclass(frozen=True)
 class Finding:
     """A one-line explanation of one target's failure of one rule."""
 
     target: str
     rule: str
+    text: str
+    where: str
+    severity: str = "kit-decision"
+
+    @property
+    def rank(self) -> int:
+        """0 for the worst severity."""
+        return list(SEVERITIES).index(self.severity)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A library behaviour judged outside the Store contract, with the reason."""
+
+    title: str
     text: str
     where: str
 
@@ -184,6 +222,24 @@ def prepare_venv(extra: str, venvs: Path, source: Path) -> Path:
     return venv
 
 
+def freeze(venv: Path) -> str:
+    """``pip freeze`` of ``venv`` without the kit itself: every distribution and
+    version the library's run had, kept beside its results."""
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "freeze", "--exclude-editable",
+         "--disable-pip-version-check"],
+        capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        raise ComplianceError(f"pip freeze in {venv} exited {done.returncode}: {done.stderr}")
+    return done.stdout
+
+
+def freeze_file(results_file: Path) -> Path:
+    """Where the ``pip freeze`` of a kept run's environment is kept."""
+    return results_file.with_name(results_file.stem + ".freeze.txt")
+
+
 # -- runs ---------------------------------------------------------------------------
 
 
@@ -199,7 +255,7 @@ def run_target(target: Target, venv: Path, results_file: Path, timeout: float) -
         out = Path(work) / "report"
         command = [
             str(venv / "bin" / "memconform"), "run", "--store", target.store_url(folder),
-            "--out", str(out),
+            "--out", str(out), "--measure-unclaimed",
         ]
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
         try:
@@ -215,6 +271,7 @@ def run_target(target: Target, venv: Path, results_file: Path, timeout: float) -
             return TargetRun(target, None, f"no results (exit {done.returncode}): {tail}")
         results_file.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(produced, results_file)
+        freeze_file(results_file).write_text(freeze(venv), encoding="utf-8")
     problem = "" if done.returncode in (0, 1) else f"the run exited {done.returncode}"
     return TargetRun(target, load_results(results_file), problem)
 
@@ -238,11 +295,20 @@ def load_findings(path: Path, rule_ids: Set[str]) -> dict[tuple[str, str], Findi
     found: dict[tuple[str, str], Finding] = {}
     for n, raw in enumerate(data.get("finding", [])):
         where = f"{path}: finding {n + 1}"
-        if not isinstance(raw, dict) or set(raw) != {"target", "rule", "text", "where"}:
-            raise ComplianceError(f"{where}: needs exactly target, rule, text and where")
+        if not isinstance(raw, dict) or set(raw) != {
+            "target", "rule", "severity", "text", "where"
+        }:
+            raise ComplianceError(
+                f"{where}: needs exactly target, rule, severity, text and where"
+            )
         if not all(isinstance(v, str) and v.strip() for v in raw.values()):
             raise ComplianceError(f"{where}: every field must be non-empty text")
-        finding = Finding(raw["target"], raw["rule"], " ".join(raw["text"].split()), raw["where"])
+        if raw["severity"] not in SEVERITIES:
+            raise ComplianceError(
+                f"{where}: severity {raw['severity']!r} is not one of {', '.join(SEVERITIES)}"
+            )
+        finding = Finding(raw["target"], raw["rule"], " ".join(raw["text"].split()),
+                          raw["where"], raw["severity"])
         if finding.target not in names:
             raise ComplianceError(f"{where}: unknown target {finding.target!r}")
         if finding.rule not in rule_ids:
@@ -253,6 +319,41 @@ def load_findings(path: Path, rule_ids: Set[str]) -> dict[tuple[str, str], Findi
     return found
 
 
+def load_decisions(path: Path) -> list[Decision]:
+    """The ``[[decision]]`` entries of ``path`` (none when it is missing).
+
+    Raises :class:`ComplianceError` for an entry without exactly a non-empty
+    ``title``, ``text`` and ``where``.
+    """
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ComplianceError(f"{path}: {exc}") from None
+    decisions = []
+    for n, raw in enumerate(data.get("decision", [])):
+        if not isinstance(raw, dict) or set(raw) != {"title", "text", "where"} or not all(
+            isinstance(v, str) and v.strip() for v in raw.values()
+        ):
+            raise ComplianceError(
+                f"{path}: decision {n + 1}: needs exactly a non-empty title, text and where"
+            )
+        decisions.append(Decision(raw["title"], " ".join(raw["text"].split()), raw["where"]))
+    return decisions
+
+
+def reproduction_scripts(out: Path) -> dict[str, str]:
+    """Target name -> the library-only script that reproduces its findings,
+    ``reproduce/<target with underscores>.py`` under ``out``, where one exists."""
+    found = {}
+    for target in TARGETS:
+        relative = f"reproduce/{target.name.replace('-', '_')}.py"
+        if (out / relative).is_file():
+            found[target.name] = relative
+    return found
+
+
 # -- the page -----------------------------------------------------------------------
 
 _CELL = {
@@ -260,6 +361,54 @@ _CELL = {
     "not-run": "not run", "warn": "warn", "xfail": "xfail", "inconclusive": "inconclusive",
     "adapter-provided": "adapter", "informational": "info",
 }
+
+
+def _failures(results: Results) -> list[RuleResult]:
+    """The rules a run failed, and the unclaimed promises it measured failing."""
+    return [r for r in results.rules if r.verdict in ("fail", "error", "warn")
+            or (r.verdict == "informational" and r.measured in ("fail", "warn", "error"))]
+
+
+def _rank(finding: Finding | None) -> int:
+    """Sort key: the worst severity first, unexplained failures last."""
+    return len(SEVERITIES) if finding is None else finding.rank
+
+
+def verdict_line(
+    results: Results, target: Target, findings: Mapping[tuple[str, str], Finding]
+) -> str:
+    """One line for people choosing a store: whether several writer processes are
+    safe (ST-033, measured even where not claimed), then the failures by severity,
+    worst first."""
+    by_id = {r.id: r for r in results.rules}
+    writers = by_id.get("ST-033")
+    outcome = None if writers is None else (
+        writers.measured if writers.verdict == "informational" else writers.verdict
+    )
+    if outcome == "pass":
+        parts = ["safe for several writer processes (ST-033)"]
+    elif outcome in ("fail", "warn", "error"):
+        parts = ["not safe for several writer processes (ST-033)"]
+    else:
+        parts = ["several writer processes not measured"]
+    grouped: dict[str, list[str]] = {}
+    for rule in _failures(results):
+        finding = findings.get((target.name, rule.id))
+        name = SEVERITIES[finding.severity] if finding else "not yet judged"
+        grouped.setdefault(name, []).append(rule.id)
+    for name in [*SEVERITIES.values(), "not yet judged"]:
+        if name in grouped:
+            parts.append(f"{name}: {', '.join(sorted(grouped[name]))}")
+    if len(parts) == 1:
+        parts.append("no rule failed")
+    return "; ".join(parts) + "."
+
+
+def _cell(verdict: str) -> str:
+    """A verdict as a matrix cell; an informational one keeps what was measured."""
+    if verdict.startswith("informational ("):
+        return f"info: {_CELL.get(verdict[15:-1], verdict[15:-1])}"
+    return _CELL.get(verdict, "—")
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -273,9 +422,13 @@ def _md(text: str) -> str:
 
 
 def render_page(
-    runs: Sequence[TargetRun], findings: Mapping[tuple[str, str], Finding]
+    runs: Sequence[TargetRun],
+    findings: Mapping[tuple[str, str], Finding],
+    decisions: Sequence[Decision] = (),
+    scripts: Mapping[str, str] | None = None,
 ) -> str:
-    """``compliance.md``: one column per target, one row per rule any target scored."""
+    """``compliance.md``: one column per target, one row per rule any target scored,
+    what each adapter supplies itself, the findings and the decisions."""
     judged = [r for r in runs if r.results is not None]
     lines = [
         "# Compliance of third-party stores",
@@ -283,26 +436,38 @@ def render_page(
         "Generated by `memconform compliance` from real runs of the kit, each store in a",
         "virtual environment of its own holding only its library (the versions are those",
         "of the run). Every rule whose subject is the store is judged; `n/a` means the",
-        "store does not declare the capability the rule needs (not claimed, not failed).",
-        "The side-by-side HTML report is [compliance.html](compliance.html); each run's",
-        "full results are under [compliance/](compliance/).",
+        "store does not declare the capability the rule needs (not claimed, not failed);",
+        "`adapter` means the rule held only through something the kit's adapter supplies",
+        "itself where the library lacks it (a window, timestamps), so it is no pass for",
+        "the library. The side-by-side HTML report is [compliance.html](compliance.html);",
+        "each run's full results, and the `pip freeze` of its environment",
+        "(`<store>.freeze.txt`), are under [compliance/](compliance/).",
         "",
-        "| store | library versions | capabilities | pass | fail | n/a | exit |",
-        "|---|---|---|---|---|---|---|",
+        "| store | library versions | capabilities | adapter supplies | pass | adapter "
+        "| fail | n/a | exit |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         if run.results is None:
-            lines.append(f"| {run.target.label} | — | — | — | — | — | {_md(run.problem)} |")
+            lines.append(
+                f"| {run.target.label} | — | — | — | — | — | — | — | {_md(run.problem)} |"
+            )
             continue
         store = run.results.header.get("store") or {}
         totals = run.results.totals
         caps = ", ".join(store.get("capabilities") or []) or "core only"
         note = f" ({_md(run.problem)})" if run.problem else ""
+        supplies = ", ".join(store.get("provides") or []) or "nothing"
         lines.append(
             f"| {run.target.label} | {_md(str(store.get('version') or '?'))} | {caps} "
-            f"| {totals.get('pass', 0)} | {totals.get('fail', 0)} "
+            f"| {supplies} | {totals.get('pass', 0)} | {totals.get('adapter-provided', 0)} "
+            f"| {totals.get('fail', 0)} "
             f"| {totals.get('unsupported', 0)} | {exit_code(run.results)}{note} |"
         )
+    lines += ["", "## In one line", ""]
+    for run in judged:
+        assert run.results is not None
+        lines.append(f"- **{run.target.label}**: {verdict_line(run.results, run.target, findings)}")
     order: dict[str, tuple[str, str]] = {}
     cells: list[dict[str, str]] = []
     for run in judged:
@@ -312,14 +477,17 @@ def render_page(
             if rule.verdict == "not-scored":
                 continue
             order.setdefault(rule.id, (rule.level, rule.text))
-            by_rule[rule.id] = rule.verdict
+            by_rule[rule.id] = (
+                f"informational ({rule.measured})" if rule.verdict == "informational"
+                and rule.measured else rule.verdict
+            )
         cells.append(by_rule)
     lines += ["", "## Rules", ""]
     if judged:
         lines.append("| rule | level | " + " | ".join(r.target.name for r in judged) + " |")
         lines.append("|---|---|" + "---|" * len(judged))
         for rule_id, (level, _) in order.items():
-            row = [_CELL.get(c.get(rule_id, ""), "—") for c in cells]
+            row = [_cell(c.get(rule_id, "")) for c in cells]
             lines.append(f"| {rule_id} | {level} | " + " | ".join(row) + " |")
     else:
         lines.append("No store has results yet.")
@@ -327,22 +495,39 @@ def render_page(
     any_failure = False
     for run in judged:
         assert run.results is not None
-        failed = [r for r in run.results.rules if r.verdict in ("fail", "error", "warn")]
+        failed = _failures(run.results)
         if not failed:
             continue
         any_failure = True
         lines += [f"### {run.target.label} (`{run.target.name}`)", ""]
-        for rule in failed:
+        script = (scripts or {}).get(run.target.name)
+        if script:
+            lines += [f"With the library alone, no kit: [{script}]({script}) "
+                      "(`python " + script.rsplit("/", 1)[-1] + "` in an environment "
+                      "holding the library).", ""]
+        for rule in sorted(failed, key=lambda r: _rank(findings.get((run.target.name, r.id)))):
             finding = findings.get((run.target.name, rule.id))
             if finding is None:
                 text = f"not yet explained; the kit says: {_first_line(rule.reason)}"
+                severity = "not yet judged"
             else:
                 text = f"{finding.text} (`{finding.where}`)"
-            lines.append(f"- **{rule.id}** ({rule.verdict}): {_md(text)}")
+                severity = SEVERITIES[finding.severity]
+            what = (f"informational: not claimed, measured {rule.measured}"
+                    if rule.verdict == "informational" else rule.verdict)
+            lines.append(f"- **{rule.id}** ({what}; {severity}): {_md(text)}")
             lines.append(f"  Reproduce: `{run.target.reproduce(rule.id)}`")
         lines.append("")
     if not any_failure:
         lines += ["No store failed a rule.", ""]
+    if decisions:
+        lines += ["## Decisions", "",
+                  "Library behaviours checked by hand that no rule scores, with what the kit "
+                  "makes of them and why.", ""]
+        for decision in decisions:
+            lines.append(f"- **{_md(decision.title)}.** {_md(decision.text)} "
+                         f"(`{_md(decision.where)}`)")
+        lines.append("")
     lines += [
         "## Regenerate",
         "",
@@ -355,12 +540,17 @@ def render_page(
 
 
 def write_page(
-    runs: Sequence[TargetRun], findings: Mapping[tuple[str, str], Finding], out: Path
+    runs: Sequence[TargetRun],
+    findings: Mapping[tuple[str, str], Finding],
+    out: Path,
+    decisions: Sequence[Decision] = (),
 ) -> list[Path]:
     """Write ``compliance.md`` and (when any run has results) ``compliance.html``."""
     out.mkdir(parents=True, exist_ok=True)
     page = out / "compliance.md"
-    page.write_text(render_page(runs, findings), encoding="utf-8")
+    page.write_text(
+        render_page(runs, findings, decisions, reproduction_scripts(out)), encoding="utf-8"
+    )
     written = [page]
     judged = [r.results for r in runs if r.results is not None]
     if judged:

@@ -14,6 +14,7 @@ from memconform.compliance import (
     ComplianceError,
     Finding,
     TargetRun,
+    load_decisions,
     load_findings,
     prepare_venv,
     render_page,
@@ -52,12 +53,33 @@ def test_the_page_lists_every_target_and_explains_every_failure() -> None:
         assert target.label in page
     assert "langgraph==9.9" in page
     assert "no results (exit 3): cannot open the store" in page
-    assert "- **ST-001** (fail): the window is \\| taken from the oldest end" in page
-    assert f"memconform[{second.extra}]" in page
+    assert "- **ST-001** (fail; a decision of the kit): the window is \\| taken from" in page
+    assert f"pip install '.[{second.extra}]'" in page  # from a checkout's root
+    assert "memconform[" not in page
     assert "--rule ST-001" in page
     row = next(line for line in page.splitlines() if line.startswith("| ST-001 |"))
     assert row.split("|")[3:5] == [" pass ", " **FAIL** "]
     assert "| ST-004 | MUST | n/a | n/a |" in page
+
+
+def test_findings_are_sorted_by_severity_under_a_one_line_verdict_per_store() -> None:
+    target = TARGETS[0]
+    records = store_outcomes()
+    records += [outcome([rule], "failed", name=f"broken {rule}") for rule in ("ST-001", "ST-003")]
+    run = TargetRun(target, build_results(records, catalogue(), header()))
+    findings = {
+        (target.name, "ST-001"): Finding(target.name, "ST-001", "kit", "a.py", "kit-decision"),
+        (target.name, "ST-003"): Finding(target.name, "ST-003", "lost", "b.py", "silent-loss"),
+    }
+    page = render_page([run], findings)
+    assert page.index("- **ST-003** (warn; silent loss or alteration): lost") < page.index(
+        "- **ST-001** (fail; a decision of the kit): kit"
+    )
+    line = next(x for x in page.splitlines() if x.startswith(f"- **{target.label}**"))
+    assert line.endswith(
+        "several writer processes not measured; silent loss or alteration: ST-003; "
+        "a decision of the kit: ST-001."
+    )
 
 
 def test_a_failure_without_a_finding_shows_the_kits_reason() -> None:
@@ -82,24 +104,28 @@ def test_the_page_is_rewritten_from_kept_results(
     code = main(["compliance", "--from-results", "--out", str(tmp_path)])
     assert code == 3, "targets without kept results count as broken"
     page = (tmp_path / "compliance.md").read_text(encoding="utf-8")
-    assert "**ST-001** (fail)" in page
+    assert "**ST-001** (fail; not yet judged)" in page
     assert page.count("no kept results") == len(TARGETS) - 1
     assert "compliance.html" in capsys.readouterr().out
+
+
+def _toml(target: str, rule: str, text: str, severity: str = "partial-write") -> str:
+    return (f"[[finding]]\ntarget = '{target}'\nrule = '{rule}'\nseverity = '{severity}'\n"
+            f"text = '{text}'\nwhere = 'y'\n")
 
 
 @pytest.mark.parametrize(
     ("text", "complaint"),
     [
         ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\n", "exactly"),
-        ("[[finding]]\ntarget = 'nope'\nrule = 'ST-001'\ntext = 'x'\nwhere = 'y'\n", "target"),
-        ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'XX-1'\ntext = 'x'\nwhere = 'y'\n",
-         "unknown rule"),
-        ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\ntext = ' '\nwhere = 'y'\n",
-         "non-empty"),
+        (_toml("nope", "ST-001", "x"), "target"),
+        (_toml("langgraph-sqlite", "XX-1", "x"), "unknown rule"),
+        (_toml("langgraph-sqlite", "ST-001", " "), "non-empty"),
         ("[[finding", "Expected"),
-        ("[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\ntext = 'x'\nwhere = 'y'\n"
-         "[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\ntext = 'z'\nwhere = 'y'\n",
+        (_toml("langgraph-sqlite", "ST-001", "x") + _toml("langgraph-sqlite", "ST-001", "z"),
          "twice"),
+        (_toml("langgraph-sqlite", "ST-001", "x", severity="bad"),
+         "severity 'bad' is not one of"),
     ],
 )
 def test_malformed_findings_are_refused(tmp_path: Path, text: str, complaint: str) -> None:
@@ -112,13 +138,34 @@ def test_malformed_findings_are_refused(tmp_path: Path, text: str, complaint: st
 def test_findings_load_by_target_and_rule(tmp_path: Path) -> None:
     path = tmp_path / "findings.toml"
     path.write_text(
-        "[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\n"
+        "[[finding]]\ntarget = 'langgraph-sqlite'\nrule = 'ST-001'\nseverity = 'silent-loss'\n"
         "text = '''a repeated id\n   replaces the stored message'''\nwhere = 'm.py: f'\n",
         encoding="utf-8",
     )
     found = load_findings(path, RULES)
     assert found[("langgraph-sqlite", "ST-001")].text == "a repeated id replaces the stored message"
+    assert found[("langgraph-sqlite", "ST-001")].severity == "silent-loss"
     assert load_findings(tmp_path / "absent.toml", RULES) == {}
+
+
+def test_decisions_load_and_show_on_the_page(tmp_path: Path) -> None:
+    path = tmp_path / "findings.toml"
+    path.write_text(
+        "[[decision]]\ntitle = 'Replace is outside the contract'\n"
+        "text = '''set_messages deletes\n  then inserts'''\nwhere = 'm.py: f'\n",
+        encoding="utf-8",
+    )
+    decisions = load_decisions(path)
+    assert [(d.title, d.text) for d in decisions] == [
+        ("Replace is outside the contract", "set_messages deletes then inserts")
+    ]
+    page = render_page(_runs(), {}, decisions)
+    assert "## Decisions" in page
+    assert "- **Replace is outside the contract.** set_messages deletes then inserts" in page
+    assert load_decisions(tmp_path / "absent.toml") == []
+    path.write_text("[[decision]]\ntitle = 'x'\ntext = ' '\nwhere = 'y'\n", encoding="utf-8")
+    with pytest.raises(ComplianceError, match="non-empty"):
+        load_decisions(path)
 
 
 def test_a_target_that_cannot_be_installed_says_why(tmp_path: Path) -> None:
@@ -140,3 +187,41 @@ def test_every_target_names_a_known_scheme_and_an_extra_of_the_kit() -> None:
         assert target.url.split(":", 1)[0] in BUILTIN_SCHEMES
         assert target.extra in extras
     assert len({t.name for t in TARGETS}) == len(TARGETS)
+
+
+def test_measure_unclaimed_reaches_the_suite_and_every_reproduce_line(tmp_path: Path) -> None:
+    from memconform.cli import _parser, _pytest_args
+
+    args = _parser().parse_args(["run", "--store", "memory://", "--measure-unclaimed"])
+    assert "--memconform-measure-unclaimed" in _pytest_args(args, None, tmp_path / "o.jsonl")
+    plain = _parser().parse_args(["run", "--store", "memory://"])
+    assert "--memconform-measure-unclaimed" not in _pytest_args(plain, None, tmp_path / "o")
+    assert all("--measure-unclaimed" in t.reproduce() for t in TARGETS)
+
+
+def test_the_freeze_of_an_environment_names_every_distribution() -> None:
+    import sys
+
+    from memconform.compliance import freeze, freeze_file
+
+    frozen = freeze(Path(sys.prefix))
+    assert "pytest==" in frozen
+    assert "memconform" not in frozen  # the kit itself is editable, left out
+    assert freeze_file(Path("c/langgraph-sqlite.json")) == Path("c/langgraph-sqlite.freeze.txt")
+
+
+def test_the_kept_results_regenerate_the_page_without_a_difference() -> None:
+    from memconform.catalogue import load_catalogue
+    from memconform.compliance import kept_runs, load_decisions, reproduction_scripts
+    from memconform.reports.compare import render_comparison
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    runs = kept_runs(docs, TARGETS)
+    findings = load_findings(docs / "findings.toml", load_catalogue().ids)
+    page = render_page(runs, findings, load_decisions(docs / "findings.toml"),
+                       reproduction_scripts(docs))
+    assert page == (docs / "compliance.md").read_text(encoding="utf-8"), (
+        "docs/compliance.md is stale: run 'memconform compliance --from-results --out docs'"
+    )
+    html = render_comparison([r.results for r in runs if r.results is not None])
+    assert html == (docs / "compliance.html").read_bytes()

@@ -19,7 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from memconform.compliance import TARGETS, ComplianceError, Target, prepare_venv, run_target
+from memconform.compliance import (
+    TARGETS,
+    ComplianceError,
+    Target,
+    prepare_venv,
+    reproduction_scripts,
+    run_target,
+)
 from memconform.properties.checks import __all__ as PROPERTY_CHECKS
 from memconform.reports import load_results
 from memconform.reports.results import Results
@@ -79,6 +86,24 @@ def test_every_store_rule_gets_a_verdict_and_the_adapter_never_errs(
             "the compliance page no longer matches the library; regenerate it with "
             f"'memconform compliance --out docs --target {target.name}':\n" + "\n".join(changed)
         )
+
+
+SCRIPTS = reproduction_scripts(ROOT / "docs")
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_the_library_only_script_reproduces_every_finding(name: str, tmp_path: Path) -> None:
+    """The script runs as a library's maintainer would run it: from an empty
+    folder, with nothing of the kit on its path (it imports none of it)."""
+    target = next(t for t in TARGETS if t.name == name)
+    venv = _venv(target.extra)
+    script = ROOT / "docs" / SCRIPTS[name]
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-I", str(script)],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " reproduced: " in done.stdout
 
 
 def _scenario_outcomes(results: Results) -> dict[str, list[tuple[str, str]]]:

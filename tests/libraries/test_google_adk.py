@@ -137,6 +137,7 @@ def test_an_agent_event_without_kit_metadata_reads_as_a_plain_message() -> None:
 
 def test_capabilities_and_version(store: GoogleADKStore, url: str) -> None:
     assert "google-adk==" in store.version
+    assert store.provides == {"timestamps"}  # each event is stamped by the adapter
     if url.startswith("google-adk+memory"):
         assert store.capabilities == frozenset()
     else:

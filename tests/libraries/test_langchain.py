@@ -216,6 +216,7 @@ def test_windows_are_slices_of_the_full_read(store: Any) -> None:
     assert store.messages("t", 0) == []
     with pytest.raises(ValueError, match="limit"):
         store.messages("t", -1)
+    assert store.provides == {"window"}  # the slice is the adapter's, not LangChain's
 
 
 def test_a_new_store_on_the_same_url_reads_back(url: str) -> None:

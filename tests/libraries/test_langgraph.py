@@ -145,6 +145,7 @@ def test_windows_take_the_newest_messages_oldest_first(store: LangGraphSQLiteSto
     assert store.messages("A", 0) == []
     with pytest.raises(ValueError, match="limit"):
         store.messages("A", -1)
+    assert store.provides == {"window"}  # the slice is the adapter's, not LangGraph's
 
 
 def test_threads_are_apart_and_an_unknown_thread_is_empty(store: LangGraphSQLiteStore) -> None:

@@ -80,15 +80,17 @@ def test_threads_are_apart(store: LlamaIndexChatStore) -> None:
     assert _run(store.messages("never written")) == []
 
 
-def test_windows_are_the_newest_messages(store: LlamaIndexChatStore) -> None:
+def test_a_window_is_the_librarys_own_limit_the_oldest_n(store: LlamaIndexChatStore) -> None:
+    """The adapter hands ``limit`` to ``get_messages`` as it is: the library's SQL
+    ``LIMIT`` keeps the oldest N (ST-003) and a negative one means everything (ST-005)."""
     _run(store.append("A", _batch("a", 3)))
     _run(store.append("A", _batch("b", 2)))
     assert _ids(_run(store.messages("A"))) == ["a1", "a2", "a3", "b1", "b2"]
-    assert _ids(_run(store.messages("A", 3))) == ["a3", "b1", "b2"]
+    assert _ids(_run(store.messages("A", 3))) == ["a1", "a2", "a3"]
     assert _ids(_run(store.messages("A", 9))) == ["a1", "a2", "a3", "b1", "b2"]
     assert _run(store.messages("A", 0)) == []
-    with pytest.raises(ValueError, match="limit"):
-        _run(store.messages("A", -1))
+    assert _ids(_run(store.messages("A", -1))) == ["a1", "a2", "a3", "b1", "b2"]
+    assert not hasattr(store, "provides")
 
 
 def test_reads_are_copies(store: LlamaIndexChatStore) -> None:

@@ -127,3 +127,15 @@ def test_the_thorough_setting_finds_nothing(store: str, tmp_path: Path) -> None:
     )
     assert outcomes
     assert {o["outcome"] for o in outcomes} == {"passed"}, outcomes
+
+
+def test_a_listing_in_another_order_is_charged_to_the_ordering_rule_alone() -> None:
+    from memconform.properties.store_model import listing_rules
+    from memconform.values import Fact
+
+    a, b = (Fact(s, s, "w", "src", "ev", "2026-01-01") for s in ("a", "b"))
+    assert listing_rules(("ok", [a, b]), ("ok", [b, a])) == ("ST-028",)
+    every = ("ST-028", "ST-029", "ST-031")
+    assert listing_rules(("ok", [a, b]), ("ok", [a])) == every
+    assert listing_rules(("ok", [a, b]), ("ok", [a, b, a])) == every
+    assert listing_rules(("ok", [a]), ("raised", "StoreError")) == every

@@ -48,7 +48,16 @@ How the Store contract maps onto a session service
     run; ``""`` when there is none);
   * ``parts``, ``run_id``, ``round``, ``turn_id``, ``committed`` and
     ``metadata`` travel in the event's ``custom_metadata``, ADK's free
-    JSON dict on every event, under those key names.
+    JSON dict on every event, under those key names;
+  * ``timestamp`` is left to ``Event``'s own default, the clock when the
+    adapter builds the event just before ``append_event`` (as a ``Runner``
+    does). The database service orders a session's events by that timestamp
+    (then by id), not by append order, so the order the kit reads back is the
+    order of the adapter's stamps: the adapter declares
+    ``provides = {"timestamps"}`` and the ordering rule (ST-002) is
+    ``adapter-provided``. A caller's time (a message's ``metadata``) is data and
+    never reaches ``Event.timestamp``: the Store contract has no timestamp
+    field (see docs/findings.toml for the evidence and the decision).
 
   The database refuses an event id already in the session with SQLAlchemy's
   ``IntegrityError`` (the events table's primary key); that refusal is raised
@@ -124,7 +133,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memconform.adapters.contract import Capability, DuplicateIdError, StoreError
+from memconform.adapters.contract import Capability, DuplicateIdError, Provision, StoreError
 from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import file_path, library_versions, require
 from memconform.adapters.registry import StoreURLError
@@ -247,6 +256,9 @@ class GoogleADKStore:
     loop). ``duplicate_errors`` are the exceptions with which the service
     refuses an event id already in the session.
     """
+
+    provides = frozenset({Provision.TIMESTAMPS})
+    """Each event's timestamp is stamped when the adapter builds it (see the module)."""
 
     def __init__(
         self,

@@ -32,7 +32,10 @@ How each Store method maps onto the library:
 - ``messages(thread, limit)`` reads the ``messages`` property and converts each
   message back. The library has no window parameter, so the newest N are taken
   by slicing the full list, which is how its users take a window; a negative
-  limit is refused (``ValueError``) before the library is called. Reading an
+  limit is refused (``ValueError``) before the library is called. That window
+  is the adapter's own, so both stores declare ``provides = {"window"}``: the
+  window rules (ST-003..ST-005) are ``adapter-provided``, never a pass for
+  LangChain. Reading an
   unknown thread of the file store creates its empty file (the library's
   constructor does that).
 
@@ -72,6 +75,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memconform.adapters.contract import Provision
 from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.values import Message
@@ -170,6 +174,9 @@ class LangChainSQLStore:
         self._lock = threading.Lock()
         self._histories: dict[str, Any] = {}
 
+    provides = frozenset({Provision.WINDOW})
+    """The window is the adapter's slice; the library has none."""
+
     @property
     def capabilities(self) -> frozenset[str]:
         """``durable``, ``atomic-batch`` and ``concurrent-writers``."""
@@ -240,6 +247,9 @@ class LangChainFileStore:
         self._messages_module = require("langchain_core.messages", _EXTRA)
         self.directory = Path(directory)
         self.version = library_versions("langchain-community", "langchain-core")
+
+    provides = frozenset({Provision.WINDOW})
+    """The window is the adapter's slice; the library has none."""
 
     @property
     def capabilities(self) -> frozenset[str]:

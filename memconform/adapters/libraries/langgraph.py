@@ -22,7 +22,10 @@ How each Store method maps onto LangGraph:
   ["messages"]`` (the latest checkpoint, deserialised anew on each read). The
   library has no window parameter, so the newest ``limit`` messages are the
   tail of that list, as LangGraph users take them; a negative ``limit`` is
-  refused with ``ValueError`` because a window cannot be negative.
+  refused with ``ValueError`` because a window cannot be negative. That window
+  is the adapter's own (:func:`memconform.adapters.libraries.newest`), so the
+  adapter declares ``provides = {"window"}``: the window rules (ST-003..ST-005)
+  are ``adapter-provided``, never a pass for LangGraph.
 - a ``Message`` becomes the langchain-core message of its role
   (``HumanMessage``, ``AIMessage``, ``SystemMessage``, ``ToolMessage``) with
   ``content`` = the text and ``id`` = the message id; ``parts``, ``run_id``,
@@ -79,7 +82,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability
+from memconform.adapters.contract import Capability, Provision
 from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.values import Fact, JSONValue, Message, freeze_json
 
@@ -178,6 +181,9 @@ class LangGraphSQLiteStore:
         builder.add_edge(graph_module.START, "pass_through")
         builder.add_edge("pass_through", graph_module.END)
         self._graph: Any = builder.compile(checkpointer=self._saver)
+
+    provides = frozenset({Provision.WINDOW})
+    """The window is the adapter's slice; LangGraph has none."""
 
     @property
     def capabilities(self) -> frozenset[str]:

@@ -25,12 +25,13 @@ How each Store method maps onto the library
     ``append(thread_id, batch)`` is one ``add_messages(thread_id, batch)`` call,
     the library's own batch write: one multi-row ``INSERT`` in one session
     transaction. The batch is handed over as it is; the library checks no ids.
-    ``messages(thread_id, limit)`` is ``get_messages(thread_id)`` (active
-    messages, oldest first). The library's ``limit`` parameter takes the *oldest*
-    N rows, so the newest N are taken the way ``Memory`` works from the end of
-    its history: read the thread and keep its last N messages. Because the
-    adapter takes that slice, it also refuses a negative ``limit`` with
-    ``ValueError``. A database error from the library's write is raised as
+    ``messages(thread_id, limit)`` is ``get_messages(thread_id, limit=limit)``
+    (active messages, oldest first): the library has a window parameter, so the
+    adapter hands the limit over as it is and never slices or checks it itself.
+    What the library does with it is what the kit judges: its ``limit`` is SQL
+    ``LIMIT`` on rows ordered oldest first, so it returns the *oldest* N (ST-003)
+    and a negative limit, which SQLite reads as no limit, returns everything
+    (ST-005). A database error from the library's write is raised as
     :class:`~memconform.adapters.contract.StoreError` with the error as cause.
 
 Event loops
@@ -76,7 +77,7 @@ from typing import Any
 
 from memconform.adapters.contract import Capability, StoreError
 from memconform.adapters.faults import batch_row_pause
-from memconform.adapters.libraries import file_path, library_versions, newest, require
+from memconform.adapters.libraries import file_path, library_versions, require
 from memconform.values import Message
 
 __all__ = ["SCHEME", "TABLE", "LlamaIndexChatStore", "open_sqlalchemy_chat_store"]
@@ -168,9 +169,9 @@ class LlamaIndexChatStore:
             raise StoreError(f"add_messages to {thread_id!r} failed: {exc}") from exc
 
     async def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
-        """``get_messages``; a window is the last ``limit`` messages of the thread."""
-        chats = await self.chat_store.get_messages(thread_id)
-        return [message_from_chat(chat) for chat in newest(list(chats), limit)]
+        """``get_messages(thread_id, limit=limit)``: the library's own window, as it is."""
+        chats = await self.chat_store.get_messages(thread_id, limit=limit)
+        return [message_from_chat(chat) for chat in chats]
 
 
 def open_sqlalchemy_chat_store(url: str) -> LlamaIndexChatStore:

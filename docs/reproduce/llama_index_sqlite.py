@@ -1,0 +1,86 @@
+"""LlamaIndex SQLAlchemyChatStore on SQLite: the compliance page's findings,
+reproduced with the library alone (``pip install llama-index-core aiosqlite``).
+
+Run ``python llama_index_sqlite.py``: each check prints ``<rule> reproduced: ...``
+and the script exits 1 if any behaviour is no longer what the page says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.storage.chat_store.sql import SQLAlchemyChatStore
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+
+def _store(folder: str) -> SQLAlchemyChatStore:
+    engine = create_async_engine(
+        f"sqlite+aiosqlite:///{Path(folder) / 'store.db'}", poolclass=NullPool
+    )
+    return SQLAlchemyChatStore(table_name="llama_index_memory", async_engine=engine)
+
+
+def _msg(name: str) -> ChatMessage:
+    return ChatMessage(role="user", content=name, additional_kwargs={"id": name})
+
+
+def _names(messages: list[ChatMessage]) -> list[str]:
+    return [str(m.content) for m in messages]
+
+
+async def checks(folder: str) -> list[tuple[str, bool, str]]:
+    store = _store(folder)
+    await store.add_messages("t", [_msg(f"m{i}") for i in range(1, 11)])
+    every = _names(await store.get_messages("t"))
+    oldest = _names(await store.get_messages("t", limit=3))
+    negative = _names(await store.get_messages("t", limit=-1))
+    results = [
+        ("ST-003", oldest == every[:3], f"limit=3 of 10 returned {oldest}, the oldest three"),
+        ("ST-005", negative == every, f"limit=-1 returned all {len(negative)} messages"),
+    ]
+    await store.add_messages("d", [_msg("a")])
+    await store.add_messages("d", [_msg("a")])
+    stored_twice = _names(await store.get_messages("d"))
+    results.append(("ST-010", stored_twice == ["a", "a"], "a stored id was stored again"))
+    await store.add_messages("i", [_msg("b"), _msg("b")])
+    inner = _names(await store.get_messages("i"))
+    results.append(("ST-011", inner == ["b", "b"], "an id repeated in one call was stored twice"))
+    try:
+        await store.add_messages("e", [])
+        empty = "accepted"
+    except Exception as exc:  # the library's own error, whatever its type
+        empty = type(exc).__name__
+    results.append(("ST-012", empty != "accepted", f"an empty batch raised {empty}"))
+    await store.set_messages("r", [_msg(f"r{i}") for i in range(9)])
+    before = len(await store.get_messages("r"))
+    try:
+        unserialisable = ChatMessage(role="user", content="bad", additional_kwargs={"x": object()})
+        await store.set_messages("r", [_msg("good"), unserialisable])
+    except Exception as exc:
+        raised = type(exc).__name__
+    else:
+        raised = "nothing"
+    after = len(await store.get_messages("r"))
+    results.append((
+        "set_messages", raised != "nothing" and after == 0,
+        f"set_messages with one unserialisable message raised {raised}: {before} before, "
+        f"{after} after",
+    ))
+    return results
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as folder:
+        results = asyncio.run(checks(folder))
+    for rule, held, what in results:
+        print(f"{rule} {'reproduced' if held else 'NOT reproduced'}: {what}")
+    return 0 if all(held for _, held, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

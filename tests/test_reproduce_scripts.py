@@ -1,0 +1,44 @@
+"""The library-only reproduction scripts of the compliance page's findings
+(docs/reproduce/): each imports nothing from the kit, so a library's maintainer
+can run it as it is, and each is named after a compliance target. The library
+tests (tests/test_library_stores.py) run them in the library's environment."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from memconform.compliance import TARGETS, reproduction_scripts
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted((ROOT / "docs" / "reproduce").glob("*.py"))
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "__import__":
+            names.add("__import__")
+    return names
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_a_reproduction_script_imports_nothing_from_the_kit(script: Path) -> None:
+    imported = _imported(ast.parse(script.read_text(encoding="utf-8")))
+    assert "memconform" not in imported
+    assert "tests" not in imported
+    assert "__import__" not in imported
+    assert "importlib" not in imported
+
+
+def test_every_script_is_named_after_a_target() -> None:
+    assert SCRIPTS, "no reproduction script"
+    found = reproduction_scripts(ROOT / "docs")
+    assert sorted(found.values()) == sorted(f"reproduce/{s.name}" for s in SCRIPTS)
+    assert set(found) <= {t.name for t in TARGETS}
