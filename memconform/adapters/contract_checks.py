@@ -528,7 +528,7 @@ def check_atomic_batch(
     size: int = 6,
     kill_before: int = 3,
     kills: int = 3,
-    attempts: int = 10,
+    attempts: int = 20,
     big: int = 400,
     text_size: int = 1024,
     budget: float = 60.0,
