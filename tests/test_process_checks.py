@@ -108,6 +108,7 @@ def test_a_refusal_up_front_without_row_point_is_inconclusive_not_pass(tmp_path:
     )
     assert outcomes
     assert {o["outcome"] for o in outcomes} == {"inconclusive"}, outcomes
+    assert {tuple(o["rules"]) for o in outcomes} == {("ST-016",)}  # not ST-001, also tagged
     assert all("row point" in o["message"] for o in outcomes)
 
 

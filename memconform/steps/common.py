@@ -153,11 +153,15 @@ def unsupported(reason: str) -> NoReturn:
     pytest.skip(UNSUPPORTED_PREFIX + reason)
 
 
-def inconclusive(reason: str) -> NoReturn:
+def inconclusive(reason: str, rules: Sequence[str] | None = None) -> NoReturn:
     """End the scenario as ``inconclusive``: the rule is claimed, but the kit could
     not exercise it here; ``reason`` says what was missing (it is shown as the
-    verdict's reason)."""
-    pytest.skip(INCONCLUSIVE_PREFIX + reason)
+    verdict's reason). ``rules``, where given, are the only rules of the
+    scenario's tags this concerns (the others are not decided by it)."""
+    skipped = pytest.skip.Exception(INCONCLUSIVE_PREFIX + reason)
+    if rules is not None:
+        skipped.rules = tuple(rules)  # type: ignore[attr-defined]
+    raise skipped
 
 
 HOW_PASSED = pytest.StashKey[str]()

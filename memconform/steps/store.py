@@ -262,7 +262,8 @@ def _append_faulted(store: RecordingStore, store_scene: StoreScene, name: str, c
             inconclusive(
                 "the store passes no rows through the kit's row point and kept the value "
                 "planted to fail the batch, so no failure could be injected in the middle of "
-                "its batch (the SIGKILL check of ST-034 judges that across processes)"
+                "its batch (the SIGKILL check of ST-034 judges that across processes)",
+                rules=["ST-016"],
             )
         planted = {m.id for m in batch}
         left = [m for m in read_thread(store, store_scene.thread(name)) if m.id in planted]
@@ -272,7 +273,8 @@ def _append_faulted(store: RecordingStore, store_scene: StoreScene, name: str, c
                 f"the store passes no rows through the kit's row point; it refused the value "
                 f"planted at row {row} and kept nothing of the batch, but it may have refused "
                 "before writing any row, so no failure was injected in the middle of its batch "
-                "(the SIGKILL check of ST-034 judges that across processes)"
+                "(the SIGKILL check of ST-034 judges that across processes)",
+                rules=["ST-016"],
             )
         return
     arm_row_fault(row)
