@@ -380,6 +380,114 @@ class ProcessScopedThreads(_Wrapper):
         self.inner.set_committed(self._key(thread_id), ids, committed)
 
 
+class _RenamedNames(_Wrapper):
+    """Keeps every thread and scope under ``name(id)`` instead of the id itself, and
+    checks message ids for repeats after ``name`` too: a store whose names pass
+    through a lossy step (a collation, a normalisation) on the way in."""
+
+    @staticmethod
+    def name(value: str) -> str:
+        return value
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        key = self.name(thread_id)
+        seen = {self.name(m.id) for m in self._messages(key, None, self._flags)}
+        for message in batch:
+            folded = self.name(message.id)
+            if folded in seen:
+                raise DuplicateIdError(f"message id {message.id!r} is already stored")
+            seen.add(folded)
+        self.inner.append(key, batch)
+
+    @property
+    def _flags(self) -> bool:
+        return "commit-flags" in self.capabilities
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        return self._messages(self.name(thread_id), limit, **kw)
+
+    def set_committed(self, thread_id: str, ids: Sequence[str], committed: bool) -> None:
+        self.inner.set_committed(self.name(thread_id), ids, committed)
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        self.inner.record_error(self.name(thread_id), record)
+
+    def errors(self, thread_id: str) -> list[ErrorRecord]:
+        return list(self.inner.errors(self.name(thread_id)))
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        return self.inner.read_state(self.name(scope), key)  # type: ignore[no-any-return]
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        return self.inner.write_state(self.name(scope), key, value, expected)
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self.inner.put_fact(self.name(scope), fact)
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        return self.inner.get_fact(self.name(scope), subject)  # type: ignore[no-any-return]
+
+    def facts(self, scope: str) -> list[Fact]:
+        return list(self.inner.facts(self.name(scope)))
+
+    def forget(self, scope: str, subject: str) -> bool:
+        return bool(self.inner.forget(self.name(scope), subject))
+
+
+class CaseFoldedNames(_RenamedNames):
+    """Thread ids, message ids and scopes compare ignoring letter case and trailing
+    spaces, as in a column with the default collation of SQL Server (or MySQL's
+    older ones)."""
+
+    @staticmethod
+    def name(value: str) -> str:
+        return value.rstrip(" ").casefold()
+
+
+class NormalisedNames(_RenamedNames):
+    """Thread ids, message ids and scopes are NFC-normalised on the way in, so two
+    ids differing only in Unicode normalisation name one thread."""
+
+    @staticmethod
+    def name(value: str) -> str:
+        return unicodedata.normalize("NFC", value)
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        super().append(thread_id, [replace(m, id=self.name(m.id)) for m in batch])
+
+
+class PrefixMatchedNames(_Wrapper):
+    """Reading a thread or listing a knowledge scope matches by prefix (``LIKE 'id%'``,
+    ``SCAN id*``): it also returns what is stored under every longer id it begins."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._threads: dict[str, None] = {}
+        self._scopes: dict[str, None] = {}
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(thread_id, batch)
+        self._threads[thread_id] = None
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        if limit is not None and limit < 0:
+            raise ValueError("negative limit")
+        matched = [t for t in self._threads if t.startswith(thread_id)] or [thread_id]
+        every = [m for t in matched for m in self._messages(t, None, **kw)]
+        if limit is None:
+            return every
+        return every[max(len(every) - limit, 0) :] if limit else []
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self.inner.put_fact(scope, fact)
+        self._scopes[scope] = None
+
+    def facts(self, scope: str) -> list[Fact]:
+        matched = [s for s in self._scopes if s.startswith(scope)] or [scope]
+        every = [f for s in matched for f in self.inner.facts(s)]
+        return sorted(every, key=lambda f: f.subject)
+
+
 def _mutant(name: str, cls: Callable[[Any], object], kills: str) -> Mutant:
     doc = (cls.__doc__ or "").strip().splitlines()[0]
     return Mutant(
@@ -420,6 +528,9 @@ MUTANTS: list[Mutant] = [
     _mutant("store-provenance-laundered", ProvenanceLaundered, "ST-029"),
     _mutant("store-forget-noop", ForgetNoop, "ST-030"),
     _mutant("store-process-scoped-threads", ProcessScopedThreads, "ST-032 ST-033"),
+    _mutant("store-prefix-matched-names", PrefixMatchedNames, "ST-035"),
+    _mutant("store-case-folded-names", CaseFoldedNames, "ST-035"),
+    _mutant("store-normalised-names", NormalisedNames, "ST-035"),
 ]
 """Every store mutant; ``kills`` lists the rules whose scenarios reject it."""
 

@@ -15,6 +15,7 @@ batch too, and the comparison goes on.
 from __future__ import annotations
 
 import itertools
+import unicodedata
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -42,16 +43,30 @@ __all__ = [
 ]
 
 THREADS = ("A", "B")
+TWINS = (
+    "a", "A ", "A:x", "A/x", "A.x", "A_", "A%", "A*", "A\u030a", "\u00c5", "\u212b", "b", "B?",
+)
+"""Look-alikes of the threads ``A`` and ``B`` (ST-035): longer ids they begin (a store
+matching by prefix, or reading ``_ % * ?`` as wildcards, mixes them in), letter-case and
+trailing-space twins (a case-insensitive collation), and three spellings of Å (composed,
+A with a combining ring, the Angstrom sign: a store normalising Unicode takes them for
+one). A twin thread is written only by ``append_to_twin``, which then compares every
+thread of the example, so a store mixing look-alikes diverges under ST-035 at once."""
 LONG = "L"
 """The thread that gets one long batch (over a hundred messages) per example; it is
 read like the others but kept out of the commit-flag rules, whose every-window
 comparisons would make each example, and so the shrinking, slow."""
-JOBS = ("job/deploy-1", "job/deploy-2", "job/deploy-1/retry", "job/Deploy-1")
+JOBS = (
+    "job/deploy-1", "job/deploy-2", "job/deploy-1/retry", "job/Deploy-1", "job/d\u00e9ploy",
+    "job/de\u0301ploy",
+)
 """Working-state scopes named as a runtime names one job's scope: two sibling jobs,
-a job nested under another (a store that matches scopes by prefix mixes them) and
-one that differs only in case (so does a store that ignores case)."""
-KNOWLEDGE = ("kb/alice", "kb/bob", "kb/alice/archive", "kb/Alice")
-"""Knowledge scopes of the same shapes: two users, a nested one and a case twin."""
+a job nested under another (a store that matches scopes by prefix mixes them), one
+that differs only in case (so does a store that ignores case) and two spellings of
+one accented name (so does a store normalising Unicode)."""
+KNOWLEDGE = ("kb/alice", "kb/bob", "kb/alice/archive", "kb/Alice", "kb/Zo\u00eb", "kb/Zoe\u0308")
+"""Knowledge scopes of the same shapes: two users, a nested one, a case twin and two
+spellings of one accented name."""
 STATE_KEYS = ("goal", "plan")
 SUBJECTS = ("editor", "timezone")
 IDS = st.sampled_from(tuple(f"m{i}" for i in range(8)))
@@ -121,6 +136,40 @@ def listing_rules(expected: tuple[str, Any], observed: tuple[str, Any]) -> tuple
     return ("ST-028", "ST-029", "ST-031")
 
 
+def _look_alike(one: str, other: str) -> bool:
+    """Whether two different ids would be taken for one by a store ignoring case or
+    trailing spaces or normalising Unicode (ST-035)."""
+    if one == other:
+        return False
+
+    def forms(value: str) -> set[str]:
+        return {
+            value.rstrip(" ").casefold(),
+            unicodedata.normalize("NFC", value),
+            unicodedata.normalize("NFKC", value).casefold(),
+        }
+
+    return bool(forms(one) & forms(other))
+
+
+def _twins(one: str, other: str) -> bool:
+    """Whether two different ids are look-alikes or one begins the other: where a
+    careless store mixes them, the divergence is charged to ST-035."""
+    if one == other:
+        return False
+    return one.startswith(other) or other.startswith(one) or _look_alike(one, other)
+
+
+def _look_alike_ids(count: int, start: int) -> list[str]:
+    """``count`` message ids that differ only in ways a careless store ignores: case,
+    a trailing space, Unicode normalisation."""
+    base = f"{start}"
+    spellings = (
+        f"{base}\u00e9", f"{base}e\u0301", f"{base}\u00c9", f"{base}\u00e9 ", f"{base}E\u0301",
+    )
+    return list(spellings[:count])
+
+
 def _holds_hard_text(batch: list[Message]) -> bool:
     """Whether any text of ``batch`` (message text, or a string in its parts or
     metadata) holds NUL or a lone surrogate: what a store may refuse (ST-015)."""
@@ -154,7 +203,7 @@ class _Model(RuleBasedStateMachine):
         # A lone surrogate may be kept exactly or refused (ST-015): the reference
         # keeps it, and is skipped when the store under test refuses it.
         self.reference = MemoryStore(keep_lone_surrogates=True)
-        self.space = f"prop{_RUN}-{next(_namespaces)}"
+        self.space = f"prop{_RUN}-{next(_namespaces):06d}"
         self.steps: list[dict[str, JSONValue]] = []
 
     # -- helpers ----------------------------------------------------------------------
@@ -223,13 +272,20 @@ class MessageModel(_Model):
     @rule(
         thread=st.sampled_from((*THREADS, LONG)),
         batch=message_batches(IDS, lone_surrogates=True, hidden=True),
-        naming=st.sampled_from(("fresh", "fresh", "fresh", "as given", "repeated")),
+        naming=st.sampled_from(
+            ("fresh", "fresh", "fresh", "as given", "repeated", "look-alike")
+        ),
     )
     def append(self, thread: str, batch: list[Message], naming: str = "as given") -> None:
         """Append a batch. Most batches get ids the example has not used yet, so
-        threads grow; some keep the drawn ids (which may repeat stored ones) and
-        some repeat an id within the batch."""
-        if naming != "as given":
+        threads grow; some keep the drawn ids (which may repeat stored ones), some
+        repeat an id within the batch, and some hold ids differing only in case, a
+        trailing space or Unicode normalisation (all distinct: ST-035)."""
+        if naming == "look-alike":
+            ids = _look_alike_ids(len(batch), self.next_id)
+            batch = [replace(m, id=i) for m, i in zip(batch, ids, strict=False)]
+            self.next_id += 1
+        elif naming != "as given":
             batch = [replace(m, id=f"m{self.next_id + i}") for i, m in enumerate(batch)]
             self.next_id += len(batch)
             if naming == "repeated" and len(batch) > 1:
@@ -274,7 +330,35 @@ class MessageModel(_Model):
         stored = self.reference.messages(self.thread(thread), include_uncommitted=True)
         if {m.id for m in stored} & set(ids):
             return ("ST-010",)
+        known = [m.id for m in stored] + ids
+        if any(_look_alike(one, other) for one in ids for other in known):
+            return ("ST-035",)
         return ("ST-001", "ST-015") if _holds_hard_text(batch) else ("ST-001",)
+
+    @rule(twin=st.sampled_from(TWINS), batch=message_batches(IDS, min_size=1, max_size=2))
+    def append_to_twin(self, twin: str, batch: list[Message]) -> None:
+        """Append a batch of fresh ids to a look-alike of ``A`` or ``B``."""
+        batch = [replace(m, id=f"m{self.next_id + i}", committed=True) for i, m in enumerate(batch)]
+        self.next_id += len(batch)
+        self.twin_append(twin, batch)
+
+    def twin_append(self, twin: str, batch: list[Message]) -> None:
+        """Append ``batch`` to the look-alike thread ``twin``; then every thread of the
+        example must read as in the reference. A store may refuse an id it cannot
+        hold (``UnsupportedValueError``); it must never mix two (ST-035)."""
+        self.steps.append(
+            {"op": "append_to_twin", "thread": twin, "batch": [m.to_json() for m in batch]}
+        )
+        observed = _outcome(lambda: self.store.append(self.thread(twin), batch))
+        if observed != ("raised", "UnsupportedValueError"):
+            expected = _outcome(lambda: self.reference.append(self.thread(twin), batch))
+            self.check(("ST-035",), "append outcome on a look-alike thread", expected, observed)
+        for name in (*THREADS, twin, *(t for t in TWINS if t != twin)):
+            self.compare(
+                ("ST-035",), f"thread {name!r} after an append to the look-alike {twin!r}",
+                partial(self._whole_thread, self.reference, name),
+                partial(self._whole_thread, self.store, name),
+            )
 
     @precondition(lambda self: not self.rules_run)
     @rule(count=st.integers(101, 130), thread=st.just(LONG))
@@ -492,9 +576,10 @@ class KeyedModel(_Model):
         observed = _outcome(lambda: self.store.write_state(space, name, value, expected_version))
         self.check(("ST-025", "ST-026"), "write_state outcome", expected, observed)
         for other in JOBS:
+            rules = ("ST-035",) if _twins(other, scope) else ("ST-025", "ST-026", "ST-027")
             for each in STATE_KEYS:
                 self.compare(
-                    ("ST-025", "ST-026", "ST-027"),
+                    rules,
                     f"read_state of {each!r} in scope {other!r} after a write",
                     partial(self.reference.read_state, self.scope(other), self.key(each)),
                     partial(self.store.read_state, self.scope(other), self.key(each)),
@@ -513,7 +598,8 @@ class KeyedModel(_Model):
             expected = _outcome(partial(self.reference.facts, self.scope(other)))
             observed = _outcome(partial(self.store.facts, self.scope(other)))
             self.check(
-                listing_rules(expected, observed), f"facts() of scope {other!r}",
+                ("ST-035",) if _twins(other, scope) else listing_rules(expected, observed),
+                f"facts() of scope {other!r}",
                 expected, observed,
             )
 
@@ -526,7 +612,8 @@ class KeyedModel(_Model):
         self.check(("ST-030",), "forget answer", expected, observed)
         for other in KNOWLEDGE:
             self.compare(
-                ("ST-030", "ST-031"), f"get_fact in scope {other!r} after forget",
+                ("ST-035",) if _twins(other, scope) else ("ST-030", "ST-031"),
+                f"get_fact in scope {other!r} after forget",
                 partial(self.reference.get_fact, self.scope(other), self.key(subject)),
                 partial(self.store.get_fact, self.scope(other), self.key(subject)),
             )
@@ -555,6 +642,8 @@ class StoreModel(MessageModel, KeyedModel):
                 record_json["thread_id"].rsplit("-", 1)[-1], record_json["outcome"],
                 record_json["parent_turn_id"] is not None, record_json["usage"]["tokens"],
             )
+        elif op == "append_to_twin":
+            self.twin_append(step["thread"], [Message.from_json(m) for m in step["batch"]])
         elif op == "append_many":
             self.append_many(step["count"], step["thread"])
         elif op == "change_what_was_read":

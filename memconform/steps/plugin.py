@@ -191,9 +191,14 @@ def raw_store(request: pytest.FixtureRequest, store_url: str) -> Iterator[object
 @pytest.fixture
 def namespace(request: pytest.FixtureRequest) -> str:
     """A prefix unique to this scenario, this process and this run: use it in every
-    thread id, scope and key so scenarios never see each other's data."""
+    thread id, scope and key so scenarios never see each other's data.
+
+    Every namespace has the same width, so none is a prefix of another: a store
+    that matches thread ids by prefix mixes the threads of one scenario (which
+    the thread-id scenarios of ST-035 look for), never those of two scenarios
+    running side by side."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "w0")
-    return f"mc{os.getpid()}{_RUN}-{worker}-{next(_counter)}"
+    return f"mc{os.getpid():07d}{_RUN}-{worker:0>5}-{next(_counter):06d}"
 
 
 @pytest.fixture

@@ -80,6 +80,7 @@ class StoreScene:
     fault_row: int = 0
     fault_mode: str = "row point"
     check: CheckResult | None = None
+    refused_names: set[str] = field(default_factory=set)
 
     def thread(self, name: str) -> str:
         """The thread id of the short name ``name`` in this scenario."""

@@ -9,7 +9,7 @@ import pytest
 
 from memconform.catalogue import load_catalogue
 from memconform.mutants import store, store_processes
-from tests.mutant_harness import rejected_rules, run_suite
+from tests.mutant_harness import rejected_rules, rules_with, run_suite
 
 TARGET = "tests/features/test_store.py"
 MUTANTS = [*store.MUTANTS, *store_processes.MUTANTS]
@@ -45,6 +45,21 @@ def test_working_stores_pass_every_store_scenario(url: str, tmp_path: Path) -> N
     ]
     assert not bad
     assert len(outcomes) >= 50
+
+
+NAME_MUTANTS = ("store-prefix-matched-names", "store-case-folded-names", "store-normalised-names")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAME_MUTANTS)
+def test_a_name_mutant_fails_the_name_scenarios_and_no_other(name: str, tmp_path: Path) -> None:
+    """Namespaces have one width, so a store mixing look-alike names mixes only the
+    twins of one scenario: every other store scenario still passes."""
+    outcomes = run_suite(
+        TARGET, tmp_path, "--memconform-mutant", name, "--memconform-store", "memory://", "-m", ""
+    )
+    assert rules_with(outcomes, "failed", "error") == {"ST-035"}
+    assert rules_with(outcomes, "passed") >= {"ST-001", "ST-009", "ST-027", "ST-031"}
 
 
 def test_every_must_rule_of_the_store_profile_is_killed() -> None:
