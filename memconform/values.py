@@ -7,6 +7,8 @@ script can carry it unchanged. Nothing here performs I/O.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +23,7 @@ __all__ = [
     "StateEntry",
     "TurnRecord",
     "freeze_json",
+    "same_value",
 ]
 
 JSONValue = Any
@@ -47,6 +50,50 @@ def freeze_json(value: JSONValue) -> JSONValue:
     if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         return [freeze_json(item) for item in value]
     raise TypeError(f"not JSON data: {type(value).__name__}")
+
+
+def same_value(expected: Any, observed: Any) -> bool:
+    """Whether ``observed`` equals ``expected`` with every JSON value of the same
+    kind, all the way down: ``True`` is not ``1``, ``1.0`` is not ``1``, ``"1"`` is
+    not ``1`` and ``-0.0`` is not ``0.0`` (Python's ``==`` says they are).
+
+    Lists and tuples are both JSON arrays and any mapping is a JSON object; the
+    value types of this module compare field by field. Anything else compares
+    with ``==``.
+    """
+    if isinstance(expected, bool) or isinstance(observed, bool):
+        return type(expected) is type(observed) and expected == observed
+    if isinstance(expected, int) and isinstance(observed, int):
+        return bool(expected == observed)
+    if isinstance(expected, float) or isinstance(observed, float):
+        return (
+            isinstance(expected, float)
+            and isinstance(observed, float)
+            and expected == observed
+            and math.copysign(1.0, expected) == math.copysign(1.0, observed)
+        )
+    if isinstance(expected, str) or isinstance(observed, str):
+        return isinstance(expected, str) and isinstance(observed, str) and expected == observed
+    if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
+        return type(expected) is type(observed) and all(
+            same_value(getattr(expected, f.name), getattr(observed, f.name))
+            for f in dataclasses.fields(expected)
+        )
+    if isinstance(expected, Mapping) or isinstance(observed, Mapping):
+        return (
+            isinstance(expected, Mapping)
+            and isinstance(observed, Mapping)
+            and expected.keys() == observed.keys()
+            and all(same_value(v, observed[k]) for k, v in expected.items())
+        )
+    if isinstance(expected, list | tuple) or isinstance(observed, list | tuple):
+        return (
+            isinstance(expected, list | tuple)
+            and isinstance(observed, list | tuple)
+            and len(expected) == len(observed)
+            and all(same_value(e, o) for e, o in zip(expected, observed, strict=True))
+        )
+    return bool(expected == observed)
 
 
 def _require(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:

@@ -54,3 +54,39 @@ Feature: Store round trip is exact
         | NUL            |
         | lone surrogate |
         | emoji          |
+
+  Rule: Every JSON value comes back of the same kind and value
+
+    @ST-013
+    Scenario Outline: Store keeps a <kind> value in metadata and parts as the same kind
+      When store thread "A" is appended a message whose metadata and parts hold the "<kind>" JSON value
+      Then store thread "A" gives that message back field for field
+
+      Examples: JSON values
+        | kind                   |
+        | true                   |
+        | false                  |
+        | null                   |
+        | zero                   |
+        | negative integer       |
+        | integer beyond 2**53   |
+        | integer beyond 64 bits |
+        | whole float            |
+        | float zero             |
+        | decimal fraction       |
+        | smallest float         |
+        | largest float          |
+        | float with exponent    |
+        | empty string           |
+        | string of digits       |
+        | string true            |
+        | empty list             |
+        | empty object           |
+        | list of every kind     |
+        | deep nesting           |
+        | look-alike keys        |
+
+    @ST-013 @ST-015
+    Scenario: Store keeps the sign of a negative zero or refuses it
+      When store thread "A" is appended a message whose metadata and parts hold the "negative zero" JSON value
+      Then store thread "A" gave that message back exactly or refused it as unsupported

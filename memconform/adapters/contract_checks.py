@@ -46,6 +46,7 @@ from typing import Any
 from memconform import measurement
 from memconform.adapters.faults import PAUSE_ENV, pause_env_value
 from memconform.adapters.fresh_process import fresh_environment, python_command
+from memconform.values import same_value
 
 __all__ = [
     "CheckResult",
@@ -337,7 +338,7 @@ def check_durable(
         f"{part}: wrote {json.dumps(acked[part], ensure_ascii=True)[:600]}, "
         f"read {json.dumps(read.get(part), ensure_ascii=True)[:600]}"
         for part in acked
-        if acked[part] != read.get(part)
+        if not same_value(acked[part], read.get(part))
     ]
     how = (
         "the writer was killed with SIGKILL right after it acknowledged its writes "

@@ -195,6 +195,38 @@ class SurrogatesReplaced(_Wrapper):
         self.inner.append(thread_id, [replace(m, text=clean(m.text)) for m in batch])
 
 
+def _coerced(value: JSONValue) -> JSONValue:
+    """``value`` with booleans as 0 and 1 and whole floats as integers."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _coerced(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_coerced(v) for v in value]
+    return value
+
+
+class TypeCoerced(_Wrapper):
+    """JSON values in parts and metadata are coerced on write: booleans become 0 and
+    1 and whole floats integers (a column of tinyint, a JSON layer printing 1.0 as 1);
+    they still compare equal with Python's ``==``."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(
+            thread_id,
+            [
+                replace(
+                    m,
+                    parts=tuple(_coerced(p) for p in m.parts),
+                    metadata=_coerced(dict(m.metadata)),
+                )
+                for m in batch
+            ],
+        )
+
+
 class ErrorsLeak(_Wrapper):
     """Recording an error also writes it into the transcript."""
 
@@ -514,6 +546,7 @@ MUTANTS: list[Mutant] = [
     _mutant("store-drops-structure", DropsStructure, "ST-013"),
     _mutant("store-text-normalised", TextNormalised, "ST-014"),
     _mutant("store-surrogates-replaced", SurrogatesReplaced, "ST-015"),
+    _mutant("store-type-coerced", TypeCoerced, "ST-013"),
     _mutant("store-errors-leak", ErrorsLeak, "ST-021"),
     _mutant("store-errors-reversed", ErrorsReversed, "ST-022"),
     _mutant("store-uncommitted-visible", UncommittedVisible, "ST-017 ST-018"),

@@ -29,7 +29,7 @@ from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.properties.strategies import message_texts
 from memconform.simulator.runtime import Runtime, Simulator, observe
-from memconform.values import Message
+from memconform.values import Message, same_value
 
 __all__ = ["GeneratedRun", "RunDivergence", "check_run", "generated_runs"]
 
@@ -108,7 +108,7 @@ def _rounds(messages: list[Message]) -> set[int]:
 
 
 def _check(rules: tuple[str, ...], what: str, expected: Any, observed: Any) -> None:
-    if expected != observed:
+    if not same_value(expected, observed):
         raise RunDivergence(rules, what, expected, observed)
 
 

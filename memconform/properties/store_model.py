@@ -35,7 +35,7 @@ from memconform.adapters.contract import (
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.properties.strategies import facts, json_values, message_batches
-from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
+from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord, same_value
 
 __all__ = [
     "Divergence", "KeyedModel", "MessageModel", "StoreModel", "listing_rules", "minimise",
@@ -221,7 +221,7 @@ class _Model(RuleBasedStateMachine):
     def check(
         self, rules: tuple[str, ...], what: str, expected: Any, observed: Any
     ) -> None:
-        if expected != observed:
+        if not same_value(expected, observed):
             raise Divergence(rules, what, expected, observed, self.steps)
 
     def compare(

@@ -89,13 +89,27 @@ def message_texts(
     return st.one_of(*branches)
 
 
+_FLOATS = st.one_of(
+    st.sampled_from((0.0, 1.0, -1.0, 0.1, 1e300, 5e-324, 2.0**53, 1.5e-7)),
+    st.floats(allow_nan=False, allow_infinity=False),
+).map(lambda f: f or 0.0)
+"""Any finite float, whole ones and the limits often; never -0.0, which a store may
+refuse (a round-trip scenario of ST-013 and ST-015 checks it)."""
+
 json_values: SearchStrategy[JSONValue] = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(_SAFE_CHARS, max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.integers()
+    | _FLOATS
+    | st.text(_SAFE_CHARS, max_size=20),
     lambda children: st.lists(children, max_size=3)
     | st.dictionaries(st.text(_SAFE_CHARS, max_size=8), children, max_size=3),
     max_leaves=8,
 )
-"""Plain JSON data (no floats: their text form differs between stores)."""
+"""Plain JSON data of every kind: null, booleans, integers of any size, finite floats,
+strings, lists and objects; compared by kind as well as by value (``True`` is not
+``1``, ``1.0`` is not ``1``)."""
 
 
 _TIMESTAMPS = st.sampled_from(("2026-05-01T00:00:00Z", "2025-01-01T00:00:00Z", "2027-12-31"))

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 import pytest
 
 from memconform.adapters.contract import CAPABILITY_METHODS
-from memconform.values import Message
+from memconform.values import Message, same_value
 
 __all__ = [
     "HOW_PASSED",
@@ -73,8 +73,10 @@ class Mismatch(AssertionError):
 def expect_equal(
     what: str, expected: Any, observed: Any, rules: Iterable[str] | None = None
 ) -> None:
-    """Raise :class:`Mismatch` (deciding ``rules``) unless ``expected == observed``."""
-    if expected != observed:
+    """Raise :class:`Mismatch` (deciding ``rules``) unless ``observed`` equals
+    ``expected`` with every value of the same type
+    (:func:`~memconform.values.same_value`: ``True`` is not ``1``, ``1.0`` is not ``1``)."""
+    if not same_value(expected, observed):
         raise Mismatch(what, _render(expected), _render(observed), rules)
 
 

@@ -39,8 +39,8 @@ from memconform.steps.common import (
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
 
 __all__ = [
-    "TEXT_SAMPLES", "StoreScene", "attempt", "full_message", "must_succeed", "read_thread",
-    "store_scene",
+    "JSON_VALUES", "TEXT_SAMPLES", "StoreScene", "attempt", "full_message", "must_succeed",
+    "read_thread", "store_scene",
 ]
 
 T = TypeVar("T")
@@ -59,6 +59,43 @@ TEXT_SAMPLES: dict[str, str] = {
     "lone surrogate": "broken \ud800 pair",
 }
 """Hard texts for the round-trip scenarios, by the name used in the features."""
+
+def _nested(depth: int, leaf: JSONValue) -> JSONValue:
+    """``leaf`` inside ``depth`` levels of objects holding lists."""
+    value = leaf
+    for _ in range(depth):
+        value = {"d": [value]}
+    return value
+
+
+JSON_VALUES: dict[str, JSONValue] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "zero": 0,
+    "negative integer": -42,
+    "integer beyond 2**53": 2**53 + 1,
+    "integer beyond 64 bits": -(2**70) - 3,
+    "whole float": 1.0,
+    "float zero": 0.0,
+    "decimal fraction": 0.1,
+    "smallest float": 5e-324,
+    "largest float": 1.7976931348623157e308,
+    "float with exponent": 1.5e-7,
+    "empty string": "",
+    "string of digits": "1",
+    "string true": "true",
+    "empty list": [],
+    "empty object": {},
+    "list of every kind": [True, 1, 1.0, "1", None, [], {}, False, 0, 0.0, ""],
+    "deep nesting": _nested(40, 1.0),
+    "look-alike keys": {"a": 1, "A": True, "a ": 1.0, "\u00e9": "1", "e\u0301": None, "": []},
+    "negative zero": -0.0,
+}
+"""One value of each JSON kind, with the boundaries stores get wrong (integers past
+what a double or a 64-bit column holds, floats at their limits, whole floats that a
+JSON layer prints as integers, booleans a column keeps as 0 and 1), by the name used
+in the features. Each must come back of the same kind and value."""
 
 
 @dataclass
@@ -415,6 +452,29 @@ def _append_json_sample(
         text="json sample",
         parts=({"type": "tool-result", "output": value},),
         metadata={"note": value, "list": [value]},
+    )
+    store_scene.expected_message = message
+    attempt(store_scene, lambda: store.append(store_scene.thread(name), [message]))
+    if store_scene.raised is None:
+        store_scene.appended.setdefault(name, []).append(message)
+
+
+@when(
+    parsers.parse(
+        'store thread "{name}" is appended a message whose metadata and parts hold'
+        ' the "{kind}" JSON value'
+    )
+)
+def _append_json_value(
+    store: RecordingStore, store_scene: StoreScene, name: str, kind: str
+) -> None:
+    value = JSON_VALUES[kind]
+    message = Message(
+        id="j1",
+        role="tool",
+        text="json value",
+        parts=({"type": "tool-result", "output": value}, {"list": [value, value]}),
+        metadata={"value": value, "kind": kind, "nested": {"list": [value]}},
     )
     store_scene.expected_message = message
     attempt(store_scene, lambda: store.append(store_scene.thread(name), [message]))
