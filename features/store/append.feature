@@ -34,6 +34,22 @@ Feature: Store appends are atomic, ordered batches
         | 2   |
         | 3   |
 
+  Rule: A batch of any size is stored whole
+
+    @ST-001
+    Scenario Outline: Store keeps a batch of <count> messages whole and in order
+      Given store thread "A" holds 1 messages
+      When store thread "A" is appended a batch of <count> messages
+      Then store thread "A" holds every message appended, in order
+
+      Examples: batch sizes around the limits of drivers and statements
+        | count |
+        | 1     |
+        | 999   |
+        | 1000  |
+        | 1001  |
+        | 10000 |
+
   Rule: Order is append order, never a caller timestamp
 
     @ST-002

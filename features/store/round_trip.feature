@@ -31,6 +31,30 @@ Feature: Store round trip is exact
         | markup                          |
         | one megabyte                    |
 
+  Rule: Texts of every size come back exactly
+
+    @ST-014
+    Scenario Outline: Store keeps a text of <size> bytes of <characters> characters exactly
+      When store thread "A" is appended a message whose text is <size> bytes of <characters> characters
+      Then store thread "A" gives that text back exactly
+
+      Examples: sizes around the limits of common text columns
+        | size     | characters |
+        | 0        | ASCII      |
+        | 1        | ASCII      |
+        | 255      | ASCII      |
+        | 256      | ASCII      |
+        | 256      | 4-byte     |
+        | 4000     | 2-byte     |
+        | 4001     | ASCII      |
+        | 8001     | ASCII      |
+        | 65535    | ASCII      |
+        | 65536    | ASCII      |
+        | 65536    | 3-byte     |
+        | 1048576  | ASCII      |
+        | 1048577  | 4-byte     |
+        | 16777216 | 2-byte     |
+
   Rule: Text a store cannot hold is refused, never altered
 
     @ST-015

@@ -227,6 +227,32 @@ class TypeCoerced(_Wrapper):
         )
 
 
+class TextCapped(_Wrapper):
+    """Text is kept in a column of 65,535 bytes and cut silently to fit (MySQL's
+    TEXT outside strict mode), at a character boundary."""
+
+    LIMIT = 65_535
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        def cut(text: str) -> str:
+            data = text.encode("utf-8", "surrogatepass")
+            if len(data) <= self.LIMIT:
+                return text
+            return data[: self.LIMIT].decode("utf-8", "ignore")
+
+        self.inner.append(thread_id, [replace(m, text=cut(m.text)) for m in batch])
+
+
+class BatchTruncated(_Wrapper):
+    """A batch longer than 1,000 messages is cut silently to its first 1,000 (a
+    driver's or statement's batch limit)."""
+
+    LIMIT = 1_000
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(thread_id, list(batch)[: self.LIMIT])
+
+
 class ErrorsLeak(_Wrapper):
     """Recording an error also writes it into the transcript."""
 
@@ -547,6 +573,8 @@ MUTANTS: list[Mutant] = [
     _mutant("store-text-normalised", TextNormalised, "ST-014"),
     _mutant("store-surrogates-replaced", SurrogatesReplaced, "ST-015"),
     _mutant("store-type-coerced", TypeCoerced, "ST-013"),
+    _mutant("store-text-capped", TextCapped, "ST-014"),
+    _mutant("store-batch-truncated", BatchTruncated, "ST-001"),
     _mutant("store-errors-leak", ErrorsLeak, "ST-021"),
     _mutant("store-errors-reversed", ErrorsReversed, "ST-022"),
     _mutant("store-uncommitted-visible", UncommittedVisible, "ST-017 ST-018"),

@@ -68,7 +68,8 @@ def message_texts(
     *, allow_nul: bool = True, max_size: int = 200, lone_surrogates: bool = False
 ) -> SearchStrategy[str]:
     """Any text a store must keep exactly: Unicode, hostile strings, Faker text,
-    and now and then a long text (a few kilobytes). With ``lone_surrogates``, now
+    and now and then a long text (a few kilobytes) or one just past 64 KiB in UTF-8
+    (the size of a TEXT column). With ``lone_surrogates``, now
     and then a text no store can hold exactly, which every store must refuse.
 
     Built once per set of arguments: a strategy built anew for every draw is
@@ -83,7 +84,12 @@ def message_texts(
     long = st.builds(
         lambda s, n: s * n, st.text(chars, min_size=1, max_size=8), st.integers(200, 1000)
     )
-    branches = [plain, plain, plain, hostile, faker_text(), long]
+    past_64k = st.builds(
+        lambda unit, size: unit * (size // len(unit.encode("utf-8"))),
+        st.sampled_from(("a", "\u00e9", "\u20ac", "\U0001f600")),
+        st.sampled_from((65_536, 65_540, 70_000)),
+    )
+    branches = [plain, plain, plain, hostile, faker_text(), long, past_64k]
     if lone_surrogates:
         branches.append(st.sampled_from(("broken \ud800 pair", "\udfff")))
     return st.one_of(*branches)

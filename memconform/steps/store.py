@@ -40,7 +40,7 @@ from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord
 
 __all__ = [
     "JSON_VALUES", "TEXT_SAMPLES", "StoreScene", "attempt", "full_message", "must_succeed",
-    "read_thread", "store_scene",
+    "read_thread", "sized_text", "store_scene",
 ]
 
 T = TypeVar("T")
@@ -59,6 +59,17 @@ TEXT_SAMPLES: dict[str, str] = {
     "lone surrogate": "broken \ud800 pair",
 }
 """Hard texts for the round-trip scenarios, by the name used in the features."""
+
+_UNITS = {"ASCII": "a", "2-byte": "\u00e9", "3-byte": "\u20ac", "4-byte": "\U0001f600"}
+
+
+def sized_text(size: int, characters: str) -> str:
+    """A text of exactly ``size`` bytes in UTF-8, made of ``characters`` (``ASCII``,
+    ``2-byte``, ``3-byte`` or ``4-byte`` ones) and padded with ASCII to the exact size."""
+    unit = _UNITS[characters]
+    whole, rest = divmod(size, len(unit.encode("utf-8")))
+    return unit * whole + "z" * rest
+
 
 def _nested(depth: int, leaf: JSONValue) -> JSONValue:
     """``leaf`` inside ``depth`` levels of objects holding lists."""
@@ -434,6 +445,37 @@ def _append_sample(store: RecordingStore, store_scene: StoreScene, name: str, sa
             store_scene.appended.setdefault(name, []).append(message)
     else:
         _append(store, store_scene, name, [message])
+
+
+@when(
+    parsers.parse(
+        'store thread "{name}" is appended a message whose text is {size:d} bytes'
+        " of {characters} characters"
+    )
+)
+def _append_sized(
+    store: RecordingStore, store_scene: StoreScene, name: str, size: int, characters: str
+) -> None:
+    text = sized_text(size, characters)
+    store_scene.expected_text = text
+    _append(store, store_scene, name, [Message(id="s1", role="user", text=text)])
+
+
+@when(parsers.parse('store thread "{name}" is appended a batch of {count:d} messages'))
+def _append_count(store: RecordingStore, store_scene: StoreScene, name: str, count: int) -> None:
+    batch = [
+        Message(id=f"b{i}", role="user", text=f"batch message {i}", round=i)
+        for i in range(1, count + 1)
+    ]
+    _append(store, store_scene, name, batch)
+
+
+@then(parsers.parse('store thread "{name}" holds every message appended, in order'))
+def _holds_appended(store: RecordingStore, store_scene: StoreScene, name: str) -> None:
+    expected = store_scene.appended.get(name, [])
+    got = read_thread(store, store_scene.thread(name))
+    _expect_ids(f"the messages of thread {name}", [m.id for m in expected], got)
+    expect_equal(f"the messages of thread {name}, field for field", expected, got)
 
 
 @when(
