@@ -10,6 +10,7 @@ processes can open (SQLite); their child processes apply the same mutant.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -113,6 +114,145 @@ class LiveList(_Wrapper):
         if key not in self._cache:
             self._cache[key] = self._messages(thread_id, limit, include_uncommitted)
         return self._cache[key]
+
+
+class KeepsCallerObjects(_Wrapper):
+    """Keeps the caller's own objects (messages' metadata and parts, error records,
+    turn records, state values, facts) instead of copies, as an in-memory store
+    holding what it was given does: the caller changing them later changes what
+    is stored."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._kept_messages: dict[tuple[str, str], Message] = {}
+        self._kept_errors: dict[str, list[ErrorRecord]] = {}
+        self._kept_records: dict[str, TurnRecord] = {}
+        self._kept_state: dict[tuple[str, str], JSONValue] = {}
+        self._kept_facts: dict[tuple[str, str], Fact] = {}
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self.inner.append(thread_id, batch)
+        for message in batch:
+            self._kept_messages[(thread_id, message.id)] = message
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        out = []
+        for stored in self._messages(thread_id, limit, **kw):
+            kept = self._kept_messages.get((thread_id, stored.id), stored)
+            out.append(
+                replace(
+                    stored, parts=copy.deepcopy(kept.parts), metadata=copy.deepcopy(kept.metadata)
+                )
+            )
+        return out
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        self.inner.record_error(thread_id, record)
+        self._kept_errors.setdefault(thread_id, []).append(record)
+
+    def errors(self, thread_id: str) -> list[ErrorRecord]:
+        stored = list(self.inner.errors(thread_id))
+        kept = self._kept_errors.get(thread_id, [])
+        return copy.deepcopy(kept) if len(kept) == len(stored) else stored
+
+    def append_record(self, record: TurnRecord) -> None:
+        self.inner.append_record(record)
+        self._kept_records[record.turn_id + "@" + record.thread_id] = record
+
+    def records(self, thread_id: str | None = None) -> list[TurnRecord]:
+        return [
+            copy.deepcopy(self._kept_records.get(r.turn_id + "@" + r.thread_id, r))
+            for r in self.inner.records(thread_id)
+        ]
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        entry = self.inner.write_state(scope, key, value, expected)
+        self._kept_state[(scope, key)] = value
+        return entry
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        entry: StateEntry | None = self.inner.read_state(scope, key)
+        if entry is None or (scope, key) not in self._kept_state:
+            return entry
+        return replace(entry, value=copy.deepcopy(self._kept_state[(scope, key)]))
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self.inner.put_fact(scope, fact)
+        self._kept_facts[(scope, fact.subject)] = fact
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        fact: Fact | None = self.inner.get_fact(scope, subject)
+        return None if fact is None else copy.deepcopy(self._kept_facts.get((scope, subject), fact))
+
+    def facts(self, scope: str) -> list[Fact]:
+        return [
+            copy.deepcopy(self._kept_facts.get((scope, f.subject), f))
+            for f in self.inner.facts(scope)
+        ]
+
+
+class SharedReads(_Wrapper):
+    """Error records, turn records, state entries and facts are served from a cache
+    of the store's own objects, so a caller changing what it read changes what the
+    next read returns (messages are left alone: ``store-live-list`` breaks those)."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._cache: dict[tuple[Any, ...], Any] = {}
+
+    def _cached(self, key: tuple[Any, ...], read: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = read()
+        return self._cache[key]
+
+    def _written(self, *args: Any) -> None:
+        self._cache.clear()
+
+    def record_error(self, thread_id: str, record: ErrorRecord) -> None:
+        self.inner.record_error(thread_id, record)
+        self._written()
+
+    def errors(self, thread_id: str) -> list[ErrorRecord]:
+        return self._cached(  # type: ignore[no-any-return]
+            ("errors", thread_id), lambda: list(self.inner.errors(thread_id))
+        )
+
+    def append_record(self, record: TurnRecord) -> None:
+        self.inner.append_record(record)
+        self._written()
+
+    def records(self, thread_id: str | None = None) -> list[TurnRecord]:
+        return self._cached(  # type: ignore[no-any-return]
+            ("records", thread_id), lambda: list(self.inner.records(thread_id))
+        )
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        entry = self.inner.write_state(scope, key, value, expected)
+        self._written()
+        return entry
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        return self._cached(  # type: ignore[no-any-return]
+            ("state", scope, key), lambda: self.inner.read_state(scope, key)
+        )
+
+    def put_fact(self, scope: str, fact: Fact) -> None:
+        self.inner.put_fact(scope, fact)
+        self._written()
+
+    def forget(self, scope: str, subject: str) -> bool:
+        self._written()
+        return bool(self.inner.forget(scope, subject))
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        return self._cached(  # type: ignore[no-any-return]
+            ("fact", scope, subject), lambda: self.inner.get_fact(scope, subject)
+        )
+
+    def facts(self, scope: str) -> list[Fact]:
+        return self._cached(  # type: ignore[no-any-return]
+            ("facts", scope), lambda: list(self.inner.facts(scope))
+        )
 
 
 class DuplicatesAccepted(_Wrapper):
@@ -564,6 +704,8 @@ MUTANTS: list[Mutant] = [
     _mutant("store-caller-timestamp-order", CallerTimestampOrder, "ST-002"),
     _mutant("store-capped-at-100", CappedAt100, "ST-006"),
     _mutant("store-live-list", LiveList, "ST-007"),
+    _mutant("store-keeps-caller-objects", KeepsCallerObjects, "ST-007"),
+    _mutant("store-shared-reads", SharedReads, "ST-007"),
     _mutant("store-duplicates-accepted", DuplicatesAccepted, "ST-010 ST-011"),
     _mutant("store-negative-limit-accepted", NegativeLimitAccepted, "ST-005"),
     _mutant("store-zero-means-all", ZeroMeansAll, "ST-004"),

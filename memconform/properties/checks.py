@@ -40,7 +40,7 @@ _MESSAGES = [
     f"ST-{n:03d}"
     for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 22, 35)
 ]
-_KEYED = [f"ST-{n:03d}" for n in (23, 24, 25, 26, 27, 28, 29, 30, 31, 35)]
+_KEYED = [f"ST-{n:03d}" for n in (7, 23, 24, 25, 26, 27, 28, 29, 30, 31, 35)]
 _KEYED_CAPABILITIES = frozenset(
     {Capability.TURN_RECORDS, Capability.STATE, Capability.KNOWLEDGE}
 )

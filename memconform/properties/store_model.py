@@ -14,6 +14,7 @@ batch too, and the comparison goes on.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import unicodedata
 import uuid
@@ -35,6 +36,7 @@ from memconform.adapters.contract import (
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.properties.strategies import facts, json_values, message_batches
+from memconform.steps.common import scribble
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord, same_value
 
 __all__ = [
@@ -242,6 +244,21 @@ class _Model(RuleBasedStateMachine):
     def can(self, capability: Capability) -> bool:
         return capability.value in self.store.capabilities
 
+    def changed_by_the_caller(
+        self, what: str, handed_over: Any, read: Callable[[Any], Any]
+    ) -> None:
+        """ST-007 in both directions: change ``handed_over`` (what the caller gave the
+        store) and what the store hands back from ``read(store)``, then ``read``
+        both stores again: the answers must still agree."""
+        scribble(handed_over)
+        kind, value = _outcome(lambda: read(self.store))
+        if kind == "ok":
+            scribble(value)
+        self.compare(
+            ("ST-007",), f"{what} after the caller changed what it handed over and read",
+            lambda: read(self.reference), lambda: read(self.store),
+        )
+
 
 class MessageModel(_Model):
     """Appends, windows, commit flags and error records: the transcript side."""
@@ -305,7 +322,8 @@ class MessageModel(_Model):
             {"op": "append", "thread": thread, "batch": [m.to_json() for m in batch]}
         )
         rules = self._append_rules(thread, batch)
-        observed = _outcome(lambda: self.store.append(self.thread(thread), batch))
+        given = copy.deepcopy(batch)  # the caller changes it afterwards (ST-007)
+        observed = _outcome(lambda: self.store.append(self.thread(thread), given))
         if observed == ("raised", "UnsupportedValueError") and _holds_hard_text(batch):
             # Refusing text the store cannot hold (NUL in PostgreSQL, a lone
             # surrogate in UTF-8) is conformant: the reference skips the batch too.
@@ -326,6 +344,9 @@ class MessageModel(_Model):
         self.check(
             rules if rules == ("ST-035",) else exact, "the thread right after the append",
             expected_thread, observed_thread,
+        )
+        self.changed_by_the_caller(
+            "the thread", given, lambda store: self._whole_thread(store, thread)
         )
 
     def _whole_thread(self, store: Any, thread: str) -> Any:
@@ -527,7 +548,8 @@ class MessageModel(_Model):
         )
         self.steps.append({"op": "record_error", "thread": thread, "record": record.to_json()})
         self.reference.record_error(self.thread(thread), record)
-        self.store.record_error(self.thread(thread), record)
+        given = copy.deepcopy(record)
+        self.store.record_error(self.thread(thread), given)
         self.compare(
             ("ST-021",), "messages() after record_error",
             partial(self.reference.messages, self.thread(thread)),
@@ -537,6 +559,9 @@ class MessageModel(_Model):
             ("ST-022",), "errors()",
             partial(self.reference.errors, self.thread(thread)),
             partial(self.store.errors, self.thread(thread)),
+        )
+        self.changed_by_the_caller(
+            "errors()", given, lambda store: store.errors(self.thread(thread))
         )
 
 
@@ -566,13 +591,17 @@ class KeyedModel(_Model):
         )
         self.steps.append({"op": "append_record", "record": record.to_json()})
         self.reference.append_record(record)
-        self.store.append_record(record)
+        given = copy.deepcopy(record)
+        self.store.append_record(given)
         for other in THREADS:
             self.compare(
                 ("ST-023", "ST-024"), f"records(thread {other})",
                 partial(self.reference.records, self.thread(other)),
                 partial(self.store.records, self.thread(other)),
             )
+        self.changed_by_the_caller(
+            "records()", given, lambda store: store.records(self.thread(thread))
+        )
 
     # -- state --------------------------------------------------------------------------
 
@@ -594,7 +623,8 @@ class KeyedModel(_Model):
         expected = _outcome(
             lambda: self.reference.write_state(space, name, value, expected_version)
         )
-        observed = _outcome(lambda: self.store.write_state(space, name, value, expected_version))
+        given = copy.deepcopy(value)
+        observed = _outcome(lambda: self.store.write_state(space, name, given, expected_version))
         self.check(("ST-025", "ST-026"), "write_state outcome", expected, observed)
         for other in JOBS:
             rules = ("ST-035",) if _twins(other, scope) else ("ST-025", "ST-026", "ST-027")
@@ -605,6 +635,10 @@ class KeyedModel(_Model):
                     partial(self.reference.read_state, self.scope(other), self.key(each)),
                     partial(self.store.read_state, self.scope(other), self.key(each)),
                 )
+        self.changed_by_the_caller(
+            f"read_state of {key!r} in scope {scope!r}", given,
+            lambda store: store.read_state(space, name),
+        )
 
     # -- knowledge ----------------------------------------------------------------------
 
@@ -614,7 +648,8 @@ class KeyedModel(_Model):
         self.steps.append({"op": "put_fact", "scope": scope, "fact": fact.to_json()})
         named = replace(fact, subject=self.key(fact.subject))
         self.reference.put_fact(self.scope(scope), named)
-        self.store.put_fact(self.scope(scope), named)
+        given = copy.deepcopy(named)
+        self.store.put_fact(self.scope(scope), given)
         for other in KNOWLEDGE:
             expected = _outcome(partial(self.reference.facts, self.scope(other)))
             observed = _outcome(partial(self.store.facts, self.scope(other)))
@@ -623,6 +658,12 @@ class KeyedModel(_Model):
                 f"facts() of scope {other!r}",
                 expected, observed,
             )
+        self.changed_by_the_caller(
+            f"the fact about {fact.subject!r} in scope {scope!r}", given,
+            lambda store: (
+                store.get_fact(self.scope(scope), named.subject), store.facts(self.scope(scope))
+            ),
+        )
 
     @precondition(lambda self: self.can(Capability.KNOWLEDGE))
     @rule(scope=st.sampled_from(KNOWLEDGE), subject=st.sampled_from(SUBJECTS))

@@ -19,6 +19,7 @@ them itself; one raised by an undecorated step decides every rule on the row.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Sequence
@@ -44,6 +45,7 @@ __all__ = [
     "inconclusive",
     "measures_unclaimed",
     "require_capability",
+    "scribble",
     "transcript_table",
     "unsupported",
 ]
@@ -213,3 +215,26 @@ def transcript_table(messages: Sequence[Message]) -> str:
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
+
+
+_MARK = "changed by the caller"
+
+
+def scribble(value: Any) -> None:
+    """Change every mutable container inside ``value`` in place, as a caller reusing
+    an object would: dicts get a key, lists an item; frozen value types and tuples
+    are walked, not changed. What a store stored or handed back must not show it."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            scribble(item)
+        value[_MARK] = True
+    elif isinstance(value, list):
+        for item in value:
+            scribble(item)
+        value.append(_MARK)
+    elif isinstance(value, tuple):
+        for item in value:
+            scribble(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            scribble(getattr(value, f.name))
