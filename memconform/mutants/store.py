@@ -384,10 +384,10 @@ class TextCapped(_Wrapper):
 
 
 class BatchTruncated(_Wrapper):
-    """A batch longer than 1,000 messages is cut silently to its first 1,000 (a
-    driver's or statement's batch limit)."""
+    """A batch longer than 100 messages is cut silently to its first 100 (an API's
+    limit on one write, such as a transactional batch of 100 operations)."""
 
-    LIMIT = 1_000
+    LIMIT = 100
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
         self.inner.append(thread_id, list(batch)[: self.LIMIT])
