@@ -125,3 +125,19 @@ def test_what_the_reference_simulator_raises_stays_the_kits() -> None:
         observe(Simulator(), {"schema": SCRIPT_SCHEMA, "profile": "nope"}, proxy)
     assert raised_by_adapter(caught.value) is None
     proxy.close()
+
+
+def test_a_large_batch_gets_one_timeout_per_started_thousand_messages() -> None:
+    hanging = HangingStore(MemoryStore(), methods=("append",))
+    small = RecordingStore(hanging, timeout=0.05)
+    large = RecordingStore(hanging, timeout=0.05)
+    batch = [Message(id=f"m{n}", role="user", text="hello") for n in range(2001)]
+    try:
+        with pytest.raises(AdapterTimeoutError, match=r"within 0\.05 s"):
+            small.append("t1", batch[:1000])
+        with pytest.raises(AdapterTimeoutError, match=r"within 0\.15 s"):
+            large.append("t2", batch)
+    finally:
+        hanging.release()
+        small.close()
+        large.close()

@@ -34,6 +34,7 @@ from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry,
 __all__ = [
     "DEFAULT_MAX_TIMEOUTS",
     "DEFAULT_TIMEOUT",
+    "MESSAGES_PER_TIMEOUT",
     "AdapterContractError",
     "AdapterTimeoutError",
     "HangGuard",
@@ -45,6 +46,11 @@ __all__ = [
 DEFAULT_TIMEOUT = 20.0
 """Seconds a single store call may take before the adapter counts as hung (with
 three hangs in a row allowed, a hung store costs a run one minute)."""
+
+MESSAGES_PER_TIMEOUT = 1000
+"""A call carrying more messages than this (a large batch) gets one more timeout
+per started thousand: the timeout tells a hung store from a working one, and a
+store writing 10,000 rows one at a time is working."""
 
 DEFAULT_MAX_TIMEOUTS = 3
 """Timeouts in a row of one store method after which the kit stops calling the store."""
@@ -163,6 +169,11 @@ _MISSING = object()
 
 async def _await(value: Any) -> Any:
     return await value
+
+
+def _size(args: tuple[Any, ...]) -> int:
+    """How many messages a store call carries (the batch of an append)."""
+    return sum(len(a) for a in args if isinstance(a, list | tuple))
 
 
 def _describe(value: Any) -> JSONValue:
@@ -284,18 +295,23 @@ class RecordingStore:
         """Whether the store declares ``capability``."""
         return str(capability) in self.capabilities
 
-    def _guarded(self, method: str, job: Callable[[], Any]) -> Any:
+    def _guarded(self, method: str, job: Callable[[], Any], size: int = 0) -> Any:
         """Run ``job`` (one call of the store's ``method``) on the worker within
         the timeout; a hang raises :class:`AdapterTimeoutError` and is counted,
-        an exception is marked as the adapter's and passed on unchanged."""
+        an exception is marked as the adapter's and passed on unchanged.
+
+        ``size`` is how many messages the call carries: the timeout grows by one
+        share per :data:`MESSAGES_PER_TIMEOUT` of them, so a correct store that
+        writes a very large batch one row at a time is slow, never "hung"."""
         self._refuse_if_stopped(method)
+        timeout = self.timeout * max(1, -(-size // MESSAGES_PER_TIMEOUT))
         try:
-            value = self._worker.run(job, self.timeout)
+            value = self._worker.run(job, timeout)
         except TimeoutError:
             self._hung = method
             if self.hangs is not None:
-                self.hangs.timed_out(method, self.timeout)
-            raise _Hung(method, f"did not return within {self.timeout:g} s") from None
+                self.hangs.timed_out(method, timeout)
+            raise _Hung(method, f"did not return within {timeout:g} s") from None
         except Exception as exc:
             if self.hangs is not None:
                 self.hangs.returned(method)
@@ -322,7 +338,7 @@ class RecordingStore:
         if kwargs:
             entry_args["kwargs"] = {k: _describe(v) for k, v in kwargs.items()}
         try:
-            value = self._guarded(method, lambda: fn(*args, **kwargs))
+            value = self._guarded(method, lambda: fn(*args, **kwargs), _size(args))
         except _Hung:
             self.timeline.add("store", method, **entry_args, hung=True)
             raise
