@@ -117,9 +117,11 @@ def test_the_report_names_the_line_no_rule_reached_and_the_rules_of_its_neighbou
     assert section["setup_only_lines"] == []
 
     # ST-034 kills a writer in the middle of its batch: that process is not measurable
-    (killed,) = coverage["not_measured"]
-    assert killed["rules"] == ["ST-034"]
-    assert "killed" in killed["process"]
+    # (the kill check may kill several writers: each is listed)
+    assert coverage["not_measured"]
+    for killed in coverage["not_measured"]:
+        assert killed["rules"] == ["ST-034"]
+        assert "killed" in killed["process"]
 
     page = (out / "report.html").read_text(encoding="utf-8")
     assert f"never executed</dt><dd>{unreachable}</dd>" in page

