@@ -72,6 +72,10 @@ class AdapterContractError(Exception):
         self.problem = problem
 
 
+TIMED_OUT = "did not return within"
+"""The words every hung store call's reason carries (a verdict's reason is text)."""
+
+
 class AdapterTimeoutError(AdapterContractError):
     """A store call did not return within the kit's timeout."""
 
@@ -311,7 +315,7 @@ class RecordingStore:
             self._hung = method
             if self.hangs is not None:
                 self.hangs.timed_out(method, timeout)
-            raise _Hung(method, f"did not return within {timeout:g} s") from None
+            raise _Hung(method, f"{TIMED_OUT} {timeout:g} s") from None
         except Exception as exc:
             if self.hangs is not None:
                 self.hangs.returned(method)
