@@ -238,6 +238,18 @@ def test_raw_error_text_keeps_everything() -> None:
                                 "Caused by: B: Bearer " + "f" * 30]
 
 
+def test_raw_error_text_never_raises_on_hostile_fields() -> None:
+    """A message nested far too deep to write is left out; a non-string field
+    is written as JSON; the text is still produced."""
+    deep: list[object] = []
+    inner = deep
+    for _ in range(5000):
+        inner.append([])
+        inner = inner[0]  # type: ignore[assignment]
+    raw = raw_error_text({"type": {"k": 1}, "message": deep, "cause": {"message": 7}})
+    assert raw.splitlines() == ['{"k": 1}:', "Caused by: Error: 7"]
+
+
 # -- generated error texts ----------------------------------------------------------------------
 
 _SECRET_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789"

@@ -403,10 +403,13 @@ def snapshot_digest_text(task_name: str, error: Error) -> str:
 
 def raw_error_text(error: Error) -> str:
     """The unredacted text a failing task leaves as its raw output: each link's
-    ``type: message``, its body and its stack lines, causes after ``Caused by:``."""
+    ``type: message``, its body and its stack lines, causes after ``Caused by:``.
+
+    Fields that are not strings are written as JSON (nothing when nested too deep
+    to write), so no error value, however hostile, makes this raise."""
     lines: list[str] = []
     for n, link in enumerate(cause_chain(error)):
-        head = f"{link.get('type') or 'Error'}: {link.get('message') or ''}".rstrip()
+        head = f"{_text_of(link.get('type')) or 'Error'}: {_text_of(link.get('message'))}".rstrip()
         lines.append(head if n == 0 else f"Caused by: {head}")
         body = link.get("body")
         if isinstance(body, str) and body:
