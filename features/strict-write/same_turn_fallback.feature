@@ -72,3 +72,15 @@ Feature: Strict-write same-turn fallback with continueOnFailure
       And the strict-write actions of turn 2 include "fallback_response"
       And in turn 2 the strict-write model "ai.labs.llm" sees "Task 'eddi://ai.labs.httpcalls' failed: HTTP 500"
       And the strict-write reply of turn 2 is "answer 1\nPayments are unavailable, try later."
+
+  Rule: a failed model task runs again in the next turn
+
+    @SW-037 @commit-flags
+    Scenario: Strict-write model task that failed runs again in the turn after the failure
+      Given the strict-write behavior rule turns "task_failed_ai.labs.llm" into "fallback_response"
+      And the strict-write output set answers "fallback_response" with "Sorry, I can't answer right now."
+      And the strict-write task "ai.labs.llm" fails on its next call with "model overloaded"
+      When the strict-write agent answers "pay my bill" and then "and now?"
+      Then the strict-write turn 1 ends in state "ERROR"
+      And the strict-write actions of turn 2 include "fallback_response"
+      And the strict-write model task "ai.labs.llm" is called again in turn 2

@@ -172,6 +172,7 @@ class Behaviour:
     - ``honour_continue`` / ``continue_by_default`` / ``stop_at_shutdown``: when the
       pipeline goes on after a failure;
     - ``persist_failed_turn``: a failed turn's step stays visible;
+    - ``rerun_failed_model``: a model task that failed runs again in the next turn;
     - ``view_committed_only``: model calls see committed data only;
     - ``stream_clean_reason``: the stream event carries the cleaned reason;
     - ``generic_end_user_notice``: end users see a generic notice;
@@ -200,6 +201,7 @@ class Behaviour:
     continue_by_default: bool = False
     stop_at_shutdown: bool = True
     persist_failed_turn: bool = True
+    rerun_failed_model: bool = True
     view_committed_only: bool = True
     stream_clean_reason: bool = True
     generic_end_user_notice: bool = True
@@ -690,6 +692,12 @@ class Executor:
         earlier = [s for n, s in steps.items() if n < step]
         return [str(a) for a in earlier[-1].output_items(ACTIONS_KEY)] if earlier else []
 
+    def _benched(self, task: _Task, previous_actions: list[str]) -> bool:
+        """Whether a model task that failed in the previous turn sits this turn out
+        (never, unless ``rerun_failed_model`` is off)."""
+        return (not self.behaviour.rerun_failed_model and task.kind == "llm"
+                and f"task_failed_{task.id}" in previous_actions)
+
     def _run_turn(self, number: int, text: str, streaming: bool) -> dict[str, JSONValue]:
         turn = _Turn(number, text, streaming)
         self._write(number, None, "input", "input", "set", text)
@@ -697,7 +705,7 @@ class Executor:
         previous = self._previous_actions(number)
         stopped = False
         for task in self.pipeline:
-            if stopped:
+            if stopped or self._benched(task, previous):
                 turn.tasks.append({"task": task.id, "status": "not-run"})
                 continue
             keys_before = set(self._step(number).outputs)

@@ -529,6 +529,17 @@ def strict_write_task_run(sw_run: StrictWriteRun, store: RecordingStore, task: s
         raise Mismatch(f"strict-write task {task} in turn {n}", "run", "it did not run")
 
 
+@then(parsers.parse('the strict-write model task "{task}" is called again in turn {n:d}'))
+@decides("SW-037")
+def strict_write_model_called_again(sw_run: StrictWriteRun, task: str, n: int) -> None:
+    """The kit's fake model received a call of ``task`` for turn ``n``."""
+    calls = [e for e in sw_run.timeline if e["kind"] == "model" and e["name"] == task
+             and isinstance(e.get("request"), dict) and e["request"].get("turn") == n]
+    if not calls:
+        raise Mismatch(f"a call of the model task {task} in turn {n}", "at least one",
+                       "none on the timeline")
+
+
 # -- memory --------------------------------------------------------------------------------
 
 
