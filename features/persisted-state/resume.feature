@@ -52,6 +52,19 @@ Feature: Persisted state: a killed job resumes from its record alone
       Then the resumed job did not read the job's log
       And the model's view at every step holds only the record and the current step
 
+  Rule: the logged transcript is disposable
+
+    @PS-033 @state
+    Scenario: A job whose logged transcript was lost resumes from its record alone
+      When the job runs and is killed after step 1
+      And the job's logged transcript is lost
+      And the job is resumed in the same process
+      Then with its log lost, the job completed with each effect once, in plan order:
+        | effect         |
+        | lookup_service |
+        | build          |
+        | deploy         |
+
   Rule: resume on a different machine
 
     @PS-009 @PS-006 @PS-007 @durable @state

@@ -154,6 +154,13 @@ Feature: Turns: what a settled turn stores in the conversation
       When the turns script runs
       Then every turn of the turns script emitted an open and a settle event in order
 
+    @TU-033
+    Scenario: Turns events are available for export, partial output included
+      Given a root turn opened with an envelope "Plan the trip" that spawns a child turn settling completed and settles completed
+      And a root turn opened with the brief "Check the weather" that settles failed
+      When the turns script runs
+      Then the turns event export holds every emitted event, in order
+
   Rule: Messages, records and state are different kinds of data
 
     @TU-032

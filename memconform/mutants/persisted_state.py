@@ -349,6 +349,28 @@ class _NoExchangeLog(Runner):
         return None
 
 
+class _ProgressFromLog(Runner):
+    """Trusts the job's logged transcript for progress: a resume marks a step done
+    in the record only when the log holds its exchange, so a lost log redoes work."""
+
+    def resume(self, job_id: str) -> dict[str, Any]:
+        entry = self.read_record(job_id)
+        if entry is not None and isinstance(entry.value, Mapping):
+            logged = {
+                m.metadata.get("step")
+                for m in self.env.store.messages(log_thread(self.namespace, job_id))
+                if m.role == "tool"
+            }
+
+            def change(record: dict[str, Any]) -> None:
+                for step in record.get("steps") or []:
+                    if step.get("status") == "done" and step.get("name") not in logged:
+                        step["status"] = "pending"
+
+            self._rewrite(job_id, entry, change)
+        return super().resume(job_id)
+
+
 class _GatesWorkingState(Runner):
     """Asks the durable-write confirmation before every write of a job's record."""
 
@@ -581,6 +603,9 @@ MUTANTS: list[Mutant] = [
     _mutant("ps-no-exchange-log", "runtime",
             "keeps no audit log of the steps' tool calls and results",
             {"PS-010"}, _runtime(_NoExchangeLog)),
+    _mutant("ps-progress-from-log", "runtime",
+            "takes a resumed job's progress from its logged transcript, so a lost log redoes work",
+            {"PS-033"}, _runtime(_ProgressFromLog)),
     _mutant("ps-gates-working-state", "runtime",
             "asks the durable-write confirmation before every write of a job's record",
             {"PS-011"}, _runtime(_GatesWorkingState)),

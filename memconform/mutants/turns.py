@@ -135,6 +135,11 @@ class _NoOpenEvents(TurnsRuntime):
             super()._emit(name, **data)
 
 
+class _ExportWithoutOutput(TurnsRuntime):
+    def export_events(self) -> list[dict[str, JSONValue]]:
+        return [e for e in super().export_events() if e.get("name") != "turn.output"]
+
+
 class _RecordAsMessage(TurnsRuntime):
     def _append_record(self, record: TurnRecord) -> None:
         super()._append_record(record)
@@ -391,6 +396,9 @@ MUTANTS: list[Mutant] = [
     _runtime("turns-no-open-events",
              "emits no event when a turn opens",
              {"TU-015"}, _NoOpenEvents),
+    _runtime("turns-export-without-output",
+             "leaves the output events (partial output included) out of its event export",
+             {"TU-033"}, _ExportWithoutOutput),
     _runtime("turns-record-as-message",
              "also writes each turn record into the conversation as a system message",
              {"TU-032"}, _RecordAsMessage),

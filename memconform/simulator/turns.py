@@ -638,7 +638,12 @@ class TurnsRuntime:
             "records": self.records,
             "views": self.views,
             "events": self.events,
+            "export": self.export_events(),
         }
+
+    def export_events(self) -> list[dict[str, JSONValue]]:
+        """The event bus's export: every event emitted on the thread, in order."""
+        return list(self.events)
 
     def _run_turn(self, spec: TurnSpec, *, kind: str, parent: TurnState | None) -> TurnState:
         turn = TurnState(

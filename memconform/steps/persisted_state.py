@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,7 @@ class JobWorld:
     last_forget: bool | None = None
     put_fact: Fact | None = None
     other_writer: tuple[str, JSONValue, str] | None = None
+    log_lost: bool = False
     remembered: list[dict[str, str]] = field(default_factory=list)
 
     # -- scripts -----------------------------------------------------------------------
@@ -105,7 +107,16 @@ class JobWorld:
             **self.world(),
         }
         before = len(self.store.timeline)
-        if self.other_writer is None:
+        if self.log_lost:
+            lost = _LostLog(self)
+            proxy = RecordingStore(
+                lost, self.store.timeline, timeout=self.store.timeout, hangs=self.store.hangs
+            )
+            try:
+                observation = observe(self.runtime, script, proxy)
+            finally:
+                proxy.close()
+        elif self.other_writer is None:
             observation = observe(self.runtime, script, self.store)
         else:
             name, value, step = self.other_writer
@@ -201,6 +212,33 @@ class _OtherWriter:
                     values={self.name: self.value},
                 )
         return self.inner.write_state(scope, key, value, expected)  # type: ignore[attr-defined]
+
+
+class _LostLog:
+    """The store under test, except that the job's logged transcript is lost: the
+    runtime's reads and appends of the job's log thread go to a new, empty thread
+    of the same scope, as if the log had been discarded."""
+
+    def __init__(self, world: JobWorld) -> None:
+        self.inner = world.raw_store
+        self.world = world
+        self.thread = log_thread(world.namespace, str(world.job["id"]))
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.world.store.capabilities
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.inner, attr)
+
+    def _thread(self, thread_id: str) -> str:
+        return f"{thread_id}-lost" if thread_id == self.thread else thread_id
+
+    def messages(self, thread_id: str, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.messages(self._thread(thread_id), *args, **kwargs)  # type: ignore[attr-defined]
+
+    def append(self, thread_id: str, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.append(self._thread(thread_id), *args, **kwargs)  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -364,6 +402,11 @@ def person_edits_record(persisted_state: JobWorld, name: str, value: str) -> Non
 def job_resumed_here(persisted_state: JobWorld) -> None:
     persisted_state.resume_from = len(persisted_state.store.timeline)
     persisted_state.run([{"do": "resume", "job": persisted_state.job["id"]}])
+
+
+@when("the job's logged transcript is lost")
+def job_log_lost(persisted_state: JobWorld) -> None:
+    persisted_state.log_lost = True
 
 
 @when("the job is resumed in a fresh process given only the store URL")
@@ -633,6 +676,16 @@ def ledger_once(persisted_state: JobWorld, datatable: Sequence[Sequence[str]]) -
     expect_equal("the effects in the ledger of the killed and the resumed runs", expected, observed)
 
 
+@then("with its log lost, the job completed with each effect once, in plan order:")
+@decides("PS-033")
+def completed_without_log(persisted_state: JobWorld, datatable: Sequence[Sequence[str]]) -> None:
+    expected = [r["effect"] for r in _rows(datatable)]
+    observed = [str(e.get("effect")) for e in persisted_state.ledger]
+    outcome = persisted_state.last_outcome("job", "resume").get("outcome")
+    expect_equal("the job's outcome and the effects of the killed and the resumed runs",
+                 ("completed", expected), (outcome, observed))
+
+
 @then("the durable-write confirmation was never asked")
 @decides("PS-011", "PS-021")
 def confirmation_never_asked(persisted_state: JobWorld) -> None:
@@ -802,15 +855,58 @@ def remember_outcome(persisted_state: JobWorld, subject: str, outcome: str) -> N
     expect_equal(f"the outcome of remembering {subject!r}", outcome, found[-1] if found else None)
 
 
-@then(parsers.parse('the remember request for "{subject}" evicted "{evicted}"'))
-@decides("PS-016")
-def remember_evicted(persisted_state: JobWorld, subject: str, evicted: str) -> None:
+def _instant(text: str) -> datetime:
+    """An ISO-8601 date as an aware instant (a trailing ``Z`` is UTC)."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _evicted_by(world: JobWorld, subject: str) -> list[str] | None:
     found = [
-        o.get("evicted") for obs in persisted_state.observations for o in obs.get("outcomes", [])
+        o.get("evicted") for obs in world.observations for o in obs.get("outcomes", [])
         if o.get("do") == "remember" and o.get("subject") == subject
     ]
-    expect_equal(f"the facts evicted to remember {subject!r}", _names(evicted),
-                 found[-1] if found else None)
+    last = found[-1] if found else None
+    return [str(s) for s in last] if isinstance(last, list) else None
+
+
+@then(parsers.parse('the knowledge base holds {count:d} facts, among them "{subjects}"'))
+@decides("PS-016")
+def kb_count(persisted_state: JobWorld, count: int, subjects: str) -> None:
+    held = sorted(f.subject for f in persisted_state.store.facts(persisted_state.kb_scope))
+    missing = [s for s in _names(subjects) if s not in held]
+    expect_equal("the number of facts in the knowledge base and the subjects missing",
+                 (count, []), (len(held), missing))
+
+
+@then(parsers.parse(
+    'the remember request for "{subject}" evicted one fact, now gone from the store'
+))
+@decides("PS-016")
+def remember_evicted_one(persisted_state: JobWorld, subject: str) -> None:
+    evicted = _evicted_by(persisted_state, subject) or []
+    held = {f.subject for f in persisted_state.store.facts(persisted_state.kb_scope)}
+    expect_equal(f"the facts evicted to remember {subject!r} (count, still stored)",
+                 (1, []), (len(evicted), [s for s in evicted if s in held]))
+
+
+@then(parsers.parse('the remember request for "{subject}" evicted nothing'))
+@decides("PS-016")
+def remember_evicted_nothing(persisted_state: JobWorld, subject: str) -> None:
+    expect_equal(f"the facts evicted to remember {subject!r}", [],
+                 _evicted_by(persisted_state, subject) or [])
+
+
+@then(parsers.parse('the stored fact "{later}" is rechecked later than "{earlier}"'))
+@decides("PS-014")
+def rechecked_later(persisted_state: JobWorld, later: str, earlier: str) -> None:
+    first, second = (_stored_fact(persisted_state, s) for s in (later, earlier))
+    if second.recheck_at is None or (
+        first.recheck_at is not None
+        and _instant(first.recheck_at) <= _instant(second.recheck_at)
+    ):
+        raise Mismatch(f"the recheck date of {later!r} against that of {earlier!r}",
+                       f"later than {second.recheck_at}", str(first.recheck_at))
 
 
 @then("the durable-write confirmation was asked before any fact reached the store")

@@ -520,6 +520,18 @@ def open_and_settle_events(turns_run: TurnsRun) -> None:
                        "; ".join(problems) or "no events")
 
 
+@then("the turns event export holds every emitted event, in order")
+@decides("TU-033")
+def event_export(turns_run: TurnsRun) -> None:
+    """The export the runtime handed over equals the events the kit saw emitted."""
+    exported = turns_run.observed().get("export")
+    if not isinstance(exported, list):
+        raise Mismatch("the runtime's event export", "a list of events", repr(exported))
+    emitted = [{"name": e.name, **e.data} for e in turns_run.entries("event")]
+    expect_equal("the exported events against the events emitted on the timeline",
+                 json.loads(json.dumps(emitted)), json.loads(json.dumps(exported)))
+
+
 def _history(call: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(str(h.get("role")), str(h.get("text"))) for h in call.get("history", [])]
 
