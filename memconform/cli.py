@@ -90,6 +90,21 @@ What is judged:
   --certify                   everything, thoroughly; refuses any narrowing"""
 
 
+FINGERPRINT_DESCRIPTION = """Run the save-policy failure matrix of document 000 on a runtime and on
+the reference simulator under message, turn, run and each known variant, and name
+the policy the runtime is nearest to.
+
+At each point (model errors, tool errors, guardrails, run-end hook,
+cancellation, suspension and resume, store refusals, crash) the kit compares
+what its recording store saw (batches appended, roles stored at the end, error
+records), what the caller got (outcome, reply), the tools' effects and what the
+model was shown. The distance to a policy is the number of points that differ.
+
+Exit codes: 0 fingerprint taken (and, with --policy, no point differs from it),
+1 a point differs from --policy, 3 the runtime could not be built or raised
+instead of answering (the fingerprint is still printed), 5 usage."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memconform",
@@ -190,6 +205,25 @@ def _parser() -> argparse.ArgumentParser:
         help="only the mutants this rule rejects (any case); repeatable",
     )
     mutants.add_argument("--format", **FORMAT)
+
+    fingerprint = sub.add_parser(
+        "fingerprint", help="which save policy a runtime really implements, from its failures",
+        description=FINGERPRINT_DESCRIPTION, **sub_options,
+    )
+    fingerprint.add_argument(
+        "--runtime", default="simulator",
+        help="simulator, a simulator variant (anvia-main) or module:factory (default: simulator)",
+    )
+    fingerprint.add_argument(
+        "--policy", choices=("message", "turn", "run"),
+        help="the save policy the scripts configure (default: none, the runtime's own); "
+        "with it, any point differing from that policy exits 1",
+    )
+    fingerprint.add_argument("--mutant", help="fingerprint a save-policy mutant instead")
+    fingerprint.add_argument(
+        "--out", help="write the fingerprint as JSON to this file (canonical, sorted keys)"
+    )
+    fingerprint.add_argument("--format", **FORMAT)
     return parser
 
 
@@ -201,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _parser().print_help(sys.stderr)
             return EXIT_USAGE
         handler = {"rules": _rules, "run": _run, "report": _report, "mutants": _mutants,
-                   "compliance": _compliance}
+                   "compliance": _compliance, "fingerprint": _fingerprint}
         return handler[args.command](args)
     except UsageError as exc:
         print(f"memconform: usage error: {exc}", file=sys.stderr)
@@ -274,6 +308,45 @@ def _mutants(args: argparse.Namespace) -> int:
         print(f"{mutant.name:<40} {mutant.kind:<8} {mutant.profile:<16} {mutant.doc}")
         print(f"{'':<40} kills: {kills}")
     print(f"\n{_count(len(chosen), 'mutant')}")
+    return EXIT_OK
+
+
+# -- fingerprint --------------------------------------------------------------------
+
+
+def _fingerprint(args: argparse.Namespace) -> int:
+    from memconform import fingerprint
+
+    _import_like_python_m()
+    try:
+        subject = fingerprint.subject_for(args.runtime, args.policy, args.mutant)
+    except fingerprint.FingerprintError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        subject.build()
+    except Exception as exc:
+        print(f"memconform: the runtime factory {args.runtime!r} raised "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ADAPTER
+    result = fingerprint.fingerprint(subject)
+    text = fingerprint.render_json(result)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    if args.format == "json":
+        sys.stdout.write(text)
+    else:
+        sys.stdout.write(fingerprint.render_text(result))
+        if args.out:
+            print(f"wrote {args.out}")
+    raised = [p for p, seen in result.observed.items() if seen.outcome.startswith("raised ")]
+    if raised:
+        print(f"memconform: the runtime raised instead of answering at {len(raised)} "
+              f"point(s): {', '.join(raised)}", file=sys.stderr)
+        return EXIT_ADAPTER
+    if args.policy is not None and result.differences(args.policy):
+        return EXIT_NONCONFORMANT
     return EXIT_OK
 
 

@@ -1,0 +1,658 @@
+"""The save-policy fingerprint of a runtime: which policy it really implements.
+
+:func:`fingerprint` runs the save-policy failure matrix (:data:`POINTS`: every
+failure point of document 000 on the standard conversation of the
+``save-policy`` scenarios) on the runtime under test and on the reference
+simulator under each policy (``message``, ``turn``, ``run``) and each known
+variant (``anvia-main``), each execution on a fresh in-memory store behind the
+kit's recording proxy. Scripts, faults and stores are the scenarios' own
+(:mod:`memconform.steps._save_policy_scripts`): store refusals come from the
+store the kit hands the runtime, never from the script.
+
+What is compared at each point (a :class:`Projection`) is read from what the
+kit saw, never from what the runtime says about itself:
+
+- ``appends``: the roles of each batch the store accepted, in order;
+- ``stored``: the roles the thread holds at the end, read back from the store;
+- ``outcome``: the outcome the caller got for each run (with the error type),
+  and every outcome event reported when they disagree with it;
+- ``errors``: the roles of each ``record_error`` call the store received;
+- ``reply``: whether each run's reply to the caller is the answer stored;
+- ``effects``: the tool effects left on the kit's ledger (document 000, §5);
+- ``context``: the roles the kit's fake model was shown at each call.
+
+The distance to a reference is the number of points whose projections differ;
+the nearest reference is the one at the smallest distance (ties: the order of
+:func:`references`). Everything is deterministic: no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from memconform.adapters.memory import MemoryStore
+from memconform.adapters.proxy import RecordingStore
+from memconform.simulator.environment import Environment
+from memconform.simulator.runtime import Runtime, Simulator
+from memconform.simulator.save_policy_script import POLICIES, VARIANTS
+from memconform.steps._save_policy_scripts import (
+    StoreRefusals,
+    apply_failure_point,
+    base_script,
+    batches_text,
+    refusing_store,
+)
+from memconform.values import JSONValue, Message
+
+__all__ = [
+    "COMPONENTS",
+    "FINGERPRINT_SCHEMA",
+    "POINTS",
+    "Fingerprint",
+    "FingerprintError",
+    "Point",
+    "Projection",
+    "Subject",
+    "fingerprint",
+    "project",
+    "references",
+    "render_json",
+    "render_text",
+    "subject_for",
+]
+
+FINGERPRINT_SCHEMA = "memconform.fingerprint/1"
+THREAD = "fingerprint"
+COMPONENTS = ("appends", "stored", "outcome", "errors", "reply", "effects", "context")
+"""What a projection holds, in the order the differences are listed."""
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+class FingerprintError(ValueError):
+    """A runtime name, policy or mutant that cannot be fingerprinted (usage error)."""
+
+
+# -- the matrix ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    """One failure point: how the script is changed and what the store does.
+
+    ``refuse`` names a store refusal (``first append``, ``last append`` or
+    ``record_error``); ``crash_after`` makes the store "crash" the runtime right
+    after that many acknowledged appends (the write is kept, nothing after it
+    runs); ``without_errors`` hides the store's ``errors`` capability."""
+
+    name: str
+    doc: str
+    edits: tuple[Edit, ...] = ()
+    refuse: str | None = None
+    without_errors: bool = False
+    crash_after: int | None = None
+
+    def script(self, policy: str | None) -> dict[str, Any]:
+        """The standard conversation under ``policy``, changed for this point."""
+        script = base_script(THREAD, policy)
+        for edit in self.edits:
+            edit(script)
+        return script
+
+
+def _failure(point: str) -> Edit:
+    def edit(script: dict[str, Any]) -> None:
+        script.update(apply_failure_point(script, point))
+    return edit
+
+
+def _hook(name: str, action: str, text: str) -> Edit:
+    def edit(script: dict[str, Any]) -> None:
+        script["hooks"][name] = {"action": action, "text": text}
+    return edit
+
+
+def _needs_approval(script: dict[str, Any]) -> None:
+    script["model"]["agent"][0]["tool_calls"][0]["needs_approval"] = True
+
+
+def _resume(script: dict[str, Any]) -> None:
+    script["runs"].append({"resume": {"approved": True}})
+
+
+def _retried(script: dict[str, Any]) -> None:
+    failure = {"fail": {"type": "ProviderError", "message": "try again", "status": 503}}
+    script["model"]["agent"][:0] = [failure, failure]
+
+
+def _later_run(script: dict[str, Any]) -> None:
+    script["runs"].append({"input": "And order A-2?"})
+    script["model"]["agent"].append({"reply": "Order A-2 ships on Tuesday."})
+
+
+def _streamed(script: dict[str, Any]) -> None:
+    script["stream"] = True
+
+
+def _cancel_first(script: dict[str, Any]) -> None:
+    script["runs"][0]["cancel_before_model_call"] = 1
+
+
+POINTS: tuple[Point, ...] = (
+    Point("none", "the run completes"),
+    Point("input guardrail blocks", "the input guardrail blocks the input",
+          (_hook("input_guardrail", "block", "not allowed"),)),
+    Point("input guardrail fails", "the input guardrail raises",
+          (_failure("input guardrail"),)),
+    Point("cancel before model call 1", "the run is cancelled before its first model call",
+          (_cancel_first,)),
+    Point("model call 1 fails", "the first model call fails", (_failure("first model call"),)),
+    Point("model call 1 retried", "the first model call fails twice with 503, then answers",
+          (_retried,)),
+    Point("tool throws", "the tool throws and its error becomes the result",
+          (_failure("tool"),)),
+    Point("tool-error hook terminates", "the tool throws and the tool-error hook terminates",
+          (_failure("tool-error hook terminate"),)),
+    Point("tool-error hook fails", "the tool throws and the tool-error hook raises",
+          (_failure("tool-error hook"),)),
+    Point("cancel before model call 2", "the run is cancelled before its second model call",
+          (_failure("cancellation"),)),
+    Point("model call 2 fails", "the second model call fails", (_failure("later model call"),)),
+    Point("output guardrail fails", "the output guardrail raises",
+          (_failure("output guardrail"),)),
+    Point("output guardrail blocks", "the output guardrail blocks the answer",
+          (_hook("output_guardrail", "block", "I cannot share that."),)),
+    Point("run-end hook fails", "the run-end hook raises", (_failure("run-end hook"),)),
+    Point("run-end hook cancels", "the run-end hook cancels the run",
+          (_failure("run-end cancel"),)),
+    Point("suspended", "the tool call needs approval: the run suspends", (_needs_approval,)),
+    Point("resumed", "a second run approves the pending tool call",
+          (_needs_approval, _resume)),
+    Point("resumed, model call fails", "the resumed run's model call fails",
+          (_needs_approval, _resume, _failure("later model call"))),
+    Point("resumed, tool-error hook terminates",
+          "the approved tool throws and the tool-error hook terminates the resumed run",
+          (_needs_approval, _resume, _failure("tool-error hook terminate"))),
+    Point("later run", "a second run on the thread answers directly", (_later_run,)),
+    Point("streamed", "the run is streamed", (_streamed,)),
+    Point("first append refused", "the store refuses the first append", refuse="first append"),
+    Point("last append refused",
+          "the store refuses the last append the runtime makes when nothing fails",
+          refuse="last append"),
+    Point("record_error refused", "the second model call fails and record_error is refused",
+          (_failure("record_error"),), refuse="record_error"),
+    Point("store without error records",
+          "the second model call fails on a store not declaring errors",
+          (_failure("later model call"),), without_errors=True),
+    Point("crash after write 1", "the process dies right after the first acknowledged append",
+          crash_after=1),
+    Point("crash after write 2", "the process dies right after the second acknowledged append",
+          crash_after=2),
+    Point("crash after write 3", "the process dies right after the third acknowledged append",
+          crash_after=3),
+)
+"""The save-policy failure matrix, in the order a run meets the points."""
+
+
+# -- the store the kit hands the runtime -----------------------------------------------
+
+
+class _Crashed(BaseException):
+    """The simulated death of the runtime's process: no ``except Exception`` in a
+    runtime catches it, so nothing runs after the write that raised it."""
+
+
+class _CrashingStore:
+    """Lets ``after`` appends through, then raises :class:`_Crashed` right after the
+    store acknowledged the last of them (the write is kept)."""
+
+    def __init__(self, inner: Any, after: int) -> None:
+        self._inner = inner
+        self._after = after
+        self._calls = 0
+        self.crashed_batch: list[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    @property
+    def capabilities(self) -> Any:
+        """The wrapped store's declaration, unchanged."""
+        return self._inner.capabilities
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> Any:
+        """Delegate; crash right after the ``after``-th call returned."""
+        self._calls += 1
+        result = self._inner.append(thread_id, batch)
+        if self._calls == self._after:
+            self.crashed_batch = [m.role for m in batch]
+            raise _Crashed(f"killed after append {self._calls}")
+        return result
+
+
+# -- what the kit saw ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What one execution left, as the kit saw it (see the module docstring)."""
+
+    appends: str
+    stored: str
+    outcome: str
+    errors: str
+    reply: str
+    effects: str
+    context: str
+
+    def to_json(self) -> dict[str, str]:
+        """The components by name."""
+        return {name: getattr(self, name) for name in COMPONENTS}
+
+    def differing(self, other: Projection) -> list[str]:
+        """The components that differ from ``other``, in :data:`COMPONENTS` order."""
+        return [name for name in COMPONENTS if getattr(self, name) != getattr(other, name)]
+
+
+def _roles(messages: Sequence[Mapping[str, Any]]) -> str:
+    return ",".join(str(m.get("role")) for m in messages) or "none"
+
+
+def _outcome_text(outcome: Any, stage: Any = None, error: Any = None) -> str:
+    text = str(outcome)
+    if stage:
+        text += f" at {stage}"
+    if isinstance(error, Mapping) and error.get("type"):
+        text += f": {error['type']}"
+    return text
+
+
+def _outcomes(answer: Mapping[str, Any] | None, timeline: list[dict[str, Any]],
+              crashed: bool, raised: str | None) -> tuple[str, list[Any]]:
+    """The outcome of every run as the caller got it, and each run's reply."""
+    if raised is not None:
+        return f"raised {raised}", []
+    runs = [] if answer is None else list(answer.get("runs") or [])
+    events: dict[Any, list[str]] = {}
+    for entry in timeline:
+        if entry["kind"] == "event" and entry["name"] == "outcome":
+            events.setdefault(entry.get("run_id"), []).append(
+                _outcome_text(entry.get("outcome"), entry.get("stage"), entry.get("error"))
+            )
+    texts = []
+    for run in runs:
+        if not isinstance(run, Mapping):
+            texts.append("?")
+            continue
+        text = _outcome_text(run.get("outcome"), run.get("stage"), run.get("error"))
+        reported = events.get(run.get("run_id"))
+        if reported is not None and reported != [text]:
+            text += f" (reported: {', '.join(reported)})"
+        texts.append(text)
+    if crashed:
+        texts.append("crashed")
+    if answer is not None and answer.get("construction_error"):
+        texts.append("refused configuration")
+    replies = [r.get("reply") if isinstance(r, Mapping) else None for r in runs]
+    return "; ".join(texts) or "none", replies
+
+
+def project(
+    timeline: list[dict[str, Any]], answer: Mapping[str, Any] | None,
+    stored: Sequence[Message], ledger: Sequence[Mapping[str, Any]],
+    *, crashed_batch: list[str] | None = None, raised: str | None = None,
+) -> Projection:
+    """The projection of one execution on :data:`THREAD`.
+
+    ``timeline`` is the recording proxy's (store calls, model calls, events),
+    ``answer`` what the runtime returned to its caller (``None`` when it never
+    returned), ``stored`` the thread read back at the end, ``ledger`` the kit's
+    record of tool effects; ``crashed_batch`` is the batch the store kept just
+    before the simulated crash, ``raised`` the exception type the runtime raised."""
+    def store_calls(name: str) -> list[dict[str, Any]]:
+        return [e for e in timeline if e["kind"] == "store" and e["name"] == name
+                and (e.get("args") or [None])[0] == THREAD]
+
+    batches = [[str(m.get("role")) for m in e["args"][1]]
+               for e in store_calls("append") if "raised" not in e and "hung" not in e]
+    if crashed_batch is not None:
+        batches.append(crashed_batch)
+    errors = []
+    for call in store_calls("record_error"):
+        record = call["args"][1] if len(call["args"]) > 1 else {}
+        messages = record.get("messages", []) if isinstance(record, Mapping) else []
+        errors.append(("refused " if "raised" in call else "") + f"[{_roles(messages)}]")
+    outcome, replies = _outcomes(answer, timeline, crashed_batch is not None, raised)
+    answers = {m.text for m in stored if m.role == "assistant"}
+    reply = "; ".join(
+        "-" if not isinstance(r, str) or not r else ("stored" if r in answers else "not stored")
+        for r in replies
+    ) or "-"
+    effects = ",".join(str(e.get("tool")) for e in ledger) or "none"
+    context = []
+    for entry in timeline:
+        if entry["kind"] != "model":
+            continue
+        request = entry.get("request")
+        shown = request.get("messages") if isinstance(request, Mapping) else None
+        if not isinstance(shown, list):
+            context.append("?")
+            continue
+        context.append(_roles([m for m in shown if isinstance(m, Mapping)
+                               and m.get("role") != "system"]))
+    return Projection(
+        appends=batches_text(batches),
+        stored=",".join(m.role for m in stored) or "none",
+        outcome=outcome,
+        errors=" ".join(errors) or "none",
+        reply=reply,
+        effects=effects,
+        context=" | ".join(context) or "none",
+    )
+
+
+# -- executing one point ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A runtime as the kit runs it: its name, the factory building it, the save
+    policy the script configures (``None``: none) and an optional store wrapper
+    (a store mutant)."""
+
+    label: str
+    build: Callable[[], Runtime]
+    policy: str | None
+    store_wrapper: Callable[[Any], Any] | None = None
+
+
+def _execute(subject: Subject, point: Point, last_append: int) -> Projection:
+    raw = MemoryStore()
+    store: Any = raw if subject.store_wrapper is None else subject.store_wrapper(raw)
+    reader = store
+    if point.without_errors:
+        from memconform.steps.save_policy import StoreWithoutErrors
+
+        store = StoreWithoutErrors(store)
+    refusals = StoreRefusals()
+    if point.refuse == "first append":
+        refusals = StoreRefusals(appends=frozenset({1}))
+    elif point.refuse == "last append":
+        refusals = StoreRefusals(appends=frozenset({last_append}))
+    elif point.refuse == "record_error":
+        refusals = StoreRefusals(methods=frozenset({"record_error"}))
+    store = refusing_store(store, refusals)
+    crashing: _CrashingStore | None = None
+    if point.crash_after is not None:
+        crashing = _CrashingStore(store, point.crash_after)
+        store = crashing
+    proxy = RecordingStore(store)
+    script = point.script(subject.policy)
+    answer: Mapping[str, Any] | None = None
+    raised: str | None = None
+    env = Environment(script, proxy)
+    try:
+        runtime = subject.build()
+        try:
+            result = runtime.execute(script, env)
+        except _Crashed:
+            result = None
+        except Exception as exc:  # the runtime under test broke: the caller saw it raise
+            raised = type(exc).__name__
+            result = None
+        answer = result if isinstance(result, Mapping) else None
+        stored = list(reader.messages(THREAD))
+    finally:
+        proxy.close()
+    return project(
+        [e.to_json() for e in proxy.timeline], answer, stored, list(env.ledger),
+        crashed_batch=None if crashing is None else crashing.crashed_batch, raised=raised,
+    )
+
+
+def _last_append(subject: Subject) -> int:
+    """How many appends the subject makes on the thread when nothing fails (at least 1)."""
+    clean = _execute(subject, POINTS[0], 0)
+    return max(1, 0 if clean.appends == "none" else clean.appends.count("["))
+
+
+def run_matrix(subject: Subject, points: Sequence[Point] = POINTS) -> dict[str, Projection]:
+    """The projection of ``subject`` at every point, by point name."""
+    last = _last_append(subject)
+    return {point.name: _execute(subject, point, last) for point in points}
+
+
+# -- the references and the comparison -------------------------------------------------
+
+
+def references() -> list[Subject]:
+    """The reference simulator under each policy, then each variant under each policy."""
+    found = [Subject(policy, Simulator, policy) for policy in POLICIES]
+    for variant in VARIANTS:
+        found += [
+            Subject(f"{variant}/{policy}", _variant(variant), policy) for policy in POLICIES
+        ]
+    return found
+
+
+def _variant(variant: str) -> Callable[[], Runtime]:
+    def build() -> Runtime:
+        return Simulator(variant)
+    return build
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One point where the runtime differs from its nearest reference."""
+
+    point: str
+    components: tuple[str, ...]
+    runtime: Projection
+    reference: Projection
+
+    def to_json(self) -> dict[str, JSONValue]:
+        """Both projections, restricted to the differing components."""
+        return {
+            "point": self.point,
+            "components": list(self.components),
+            "runtime": {c: getattr(self.runtime, c) for c in self.components},
+            "reference": {c: getattr(self.reference, c) for c in self.components},
+        }
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The matrix of a runtime next to every reference, and the nearest one."""
+
+    subject: str
+    policy: str | None
+    points: tuple[Point, ...]
+    observed: dict[str, Projection]
+    reference: dict[str, dict[str, Projection]]
+    distances: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def nearest(self) -> str:
+        """The reference at the smallest distance (the first of equals)."""
+        return min(self.distances, key=lambda name: (self.distances[name],
+                                                     list(self.distances).index(name)))
+
+    def differences(self, reference: str | None = None) -> list[Difference]:
+        """Every point where the runtime differs from ``reference`` (default: nearest)."""
+        name = reference or self.nearest
+        found = []
+        for point in self.points:
+            mine, theirs = self.observed[point.name], self.reference[name][point.name]
+            components = mine.differing(theirs)
+            if components:
+                found.append(Difference(point.name, tuple(components), mine, theirs))
+        return found
+
+    def to_json(self) -> dict[str, JSONValue]:
+        """The fingerprint as JSON data (see :func:`render_json`)."""
+        nearest = self.nearest
+        return {
+            "schema": FINGERPRINT_SCHEMA,
+            "runtime": self.subject,
+            "save_policy": self.policy,
+            "components": list(COMPONENTS),
+            "nearest": nearest,
+            "distance": self.distances[nearest],
+            "distances": dict(self.distances),
+            "points": [
+                {
+                    "name": point.name,
+                    "doc": point.doc,
+                    "stored": self.observed[point.name].to_json(),
+                    "nearest": self.reference[nearest][point.name].to_json(),
+                    "differs": self.observed[point.name].differing(
+                        self.reference[nearest][point.name]),
+                }
+                for point in self.points
+            ],
+            "differences": [d.to_json() for d in self.differences()],
+            "references": {
+                name: {p: proj.to_json() for p, proj in matrix.items()}
+                for name, matrix in self.reference.items()
+            },
+        }
+
+
+_REFERENCE_CACHE: dict[tuple[str, tuple[str, ...]], dict[str, Projection]] = {}
+
+
+def _reference_matrix(subject: Subject, points: Sequence[Point]) -> dict[str, Projection]:
+    key = (subject.label, tuple(p.name for p in points))
+    if key not in _REFERENCE_CACHE:
+        _REFERENCE_CACHE[key] = run_matrix(subject, points)
+    return _REFERENCE_CACHE[key]
+
+
+def fingerprint(subject: Subject, points: Sequence[Point] = POINTS) -> Fingerprint:
+    """Run the matrix on ``subject`` and on every reference and compare them.
+
+    The references' matrices are computed once per process (they are the kit's
+    own deterministic simulator on fresh in-memory stores)."""
+    observed = run_matrix(subject, points)
+    matrices = {ref.label: _reference_matrix(ref, points) for ref in references()}
+    distances = {
+        name: sum(1 for p in points if observed[p.name].differing(matrix[p.name]))
+        for name, matrix in matrices.items()
+    }
+    return Fingerprint(subject.label, subject.policy, tuple(points), observed, matrices,
+                       distances)
+
+
+# -- naming the runtime ----------------------------------------------------------------
+
+
+def subject_for(
+    runtime: str, policy: str | None = None, mutant: str | None = None
+) -> Subject:
+    """The subject named on the command line: ``simulator`` (the reference), a
+    simulator variant (``anvia-main``) or ``module:factory``; ``mutant`` names a
+    save-policy mutant (a runtime mutant replaces the simulator, a store mutant
+    wraps the store). Raises :class:`FingerprintError` for what cannot be named."""
+    if policy is not None and policy not in POLICIES:
+        raise FingerprintError(
+            f"--policy must be one of {', '.join(POLICIES)}, got {policy!r}"
+        )
+    build: Callable[[], Runtime]
+    if runtime in ("simulator", "reference"):
+        build = Simulator
+    elif runtime in VARIANTS:
+        build = _variant(runtime)
+    elif ":" in runtime:
+        build = _factory(runtime)
+    else:
+        raise FingerprintError(
+            f"--runtime must be simulator, one of its variants ({', '.join(VARIANTS)}) "
+            f"or module:factory, not {runtime!r}"
+        )
+    label = runtime
+    wrapper: Callable[[Any], Any] | None = None
+    if mutant is not None:
+        from memconform.mutants import all_mutants
+
+        chosen = all_mutants().get(mutant)
+        if chosen is None or chosen.profile != "save-policy":
+            known = ", ".join(n for n, m in all_mutants().items() if m.profile == "save-policy")
+            raise FingerprintError(f"unknown save-policy mutant {mutant!r}; known: {known}")
+        if chosen.kind == "runtime":
+            if runtime not in ("simulator", "reference"):
+                raise FingerprintError("a runtime mutant replaces the simulator: drop --runtime")
+            build = cast("Callable[[], Runtime]", chosen.build)
+        else:
+            wrapper = chosen.build
+        label = f"{runtime} (mutant {mutant})"
+    return Subject(label, build, policy, wrapper)
+
+
+def _factory(target: str) -> Callable[[], Runtime]:
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise FingerprintError(f"--runtime must be module:factory, not {target!r}")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise FingerprintError(f"cannot import {module_name!r}: {exc}") from None
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise FingerprintError(f"{module_name!r} has no attribute {attr!r}")
+        found = getattr(found, part)
+    if not callable(found):
+        raise FingerprintError(f"{target!r} is not a factory")
+    factory: Callable[[], Runtime] = found
+    return factory
+
+
+# -- rendering -------------------------------------------------------------------------
+
+
+def render_json(result: Fingerprint) -> str:
+    """Canonical JSON: sorted keys, two-space indent, ASCII, a final newline."""
+    return json.dumps(result.to_json(), sort_keys=True, indent=2, ensure_ascii=True) + "\n"
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
+def render_text(result: Fingerprint) -> str:
+    """The table of what was stored at each point, the distances and every difference."""
+    nearest = result.nearest
+    configured = result.policy or "none configured"
+    lines = [
+        f"save-policy fingerprint of {result.subject} (save policy: {configured})",
+        f"nearest policy: {nearest}, {result.distances[nearest]} of {len(result.points)} "
+        "points differ",
+        "distances: " + ", ".join(f"{n} {d}" for n, d in result.distances.items()),
+        "",
+    ]
+    rows: list[tuple[str, ...]] = [("", "POINT", "APPENDS", "STORED", "OUTCOME")]
+    for point in result.points:
+        mine = result.observed[point.name]
+        differs = mine.differing(result.reference[nearest][point.name])
+        rows.append(("*" if differs else "", point.name, mine.appends, mine.stored,
+                     mine.outcome))
+    lines += _table(rows)
+    lines.append("")
+    differences = result.differences()
+    if not differences:
+        lines.append(f"no point differs from {nearest}")
+    else:
+        lines.append(f"* points differing from {nearest}:")
+        for diff in differences:
+            lines.append(f"  {diff.point}:")
+            for component in diff.components:
+                lines.append(f"    {component}: {getattr(diff.runtime, component)}")
+                lines.append(f"    {'':{len(component)}}  {nearest}: "
+                             f"{getattr(diff.reference, component)}")
+    return "\n".join(lines) + "\n"
+

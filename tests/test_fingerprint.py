@@ -1,0 +1,189 @@
+"""``memconform fingerprint``: the save-policy failure matrix names the policy a
+runtime implements, and every save-policy mutant differs from the policy it breaks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform.cli import main
+from memconform.fingerprint import (
+    COMPONENTS,
+    POINTS,
+    fingerprint,
+    references,
+    render_json,
+    render_text,
+    subject_for,
+)
+from memconform.mutants import all_mutants
+from memconform.simulator.environment import Environment
+from memconform.values import JSONValue
+
+ROOT = Path(__file__).resolve().parent.parent
+
+OUTSIDE_THE_PROJECTION = {
+    "sp-zero-based-rounds": "rounds are values the runtime stamps (SP-030), never compared",
+    "sp-resume-reloads-history": "the reloaded history is thrown away: nothing stored, shown "
+                                 "to the model or to the caller changes (SP-028's load count)",
+}
+"""Save-policy mutants whose only change the fingerprint does not compare, and why."""
+
+SAVE_POLICY_MUTANTS = sorted(
+    name for name, m in all_mutants().items()
+    if m.profile == "save-policy" and name not in OUTSIDE_THE_PROJECTION
+)
+
+
+@pytest.mark.parametrize("policy", ["message", "turn", "run"])
+def test_the_reference_under_each_policy_is_nearest_to_it_with_no_difference(
+    policy: str,
+) -> None:
+    result = fingerprint(subject_for("simulator", policy))
+    assert result.nearest == policy
+    assert result.distances[policy] == 0
+    assert result.differences() == []
+    others = [d for name, d in result.distances.items() if name != policy]
+    assert min(others) > 0, "another reference is as near: the matrix cannot tell them apart"
+
+
+def test_with_no_policy_configured_the_reference_is_message() -> None:
+    result = fingerprint(subject_for("simulator"))
+    assert (result.nearest, result.distances["message"]) == ("message", 0)
+
+
+def test_the_anvia_main_variant_is_nearest_to_itself() -> None:
+    result = fingerprint(subject_for("anvia-main", "message"))
+    assert result.nearest == "anvia-main/message"
+    assert result.distances["anvia-main/message"] == 0
+    assert result.distances["message"] > 0
+
+
+@pytest.mark.parametrize("name", SAVE_POLICY_MUTANTS)
+def test_every_save_policy_mutant_differs_from_the_policy_it_breaks(name: str) -> None:
+    """A mutant breaks the default (no policy configured, compared with message)
+    or one configured policy: some configuration shows a point that differs."""
+    for policy in (None, "message", "turn", "run"):
+        result = fingerprint(subject_for("simulator", policy, name))
+        if result.differences(policy or "message"):
+            return
+    pytest.fail(f"{name}: no point differs from the policy it breaks")
+
+
+@pytest.mark.parametrize("name", sorted(OUTSIDE_THE_PROJECTION))
+def test_mutants_outside_the_projection_are_listed_because_they_show_nothing(
+    name: str,
+) -> None:
+    for policy in ("message", "turn", "run"):
+        result = fingerprint(subject_for("simulator", policy, name))
+        assert result.differences(policy) == [], f"{name} now shows: drop it from the list"
+
+
+def test_a_runtime_named_module_factory_is_fingerprinted_like_the_reference() -> None:
+    result = fingerprint(subject_for("tests.anvia_like_runtime:anvia_like_runtime", "turn"))
+    assert (result.nearest, result.distances["turn"]) == ("turn", 0)
+
+
+def test_the_matrix_covers_every_failure_point_of_document_000() -> None:
+    names = {p.name for p in POINTS}
+    for needed in ("model call 1 fails", "model call 2 fails", "tool throws",
+                   "tool-error hook terminates", "input guardrail blocks",
+                   "output guardrail blocks", "run-end hook fails", "run-end hook cancels",
+                   "cancel before model call 2", "suspended", "resumed",
+                   "first append refused", "last append refused", "record_error refused",
+                   "crash after write 1"):
+        assert needed in names
+    assert len(names) == len(POINTS)
+
+
+def test_a_crash_keeps_the_acknowledged_writes_and_nothing_after() -> None:
+    result = fingerprint(subject_for("simulator", "message"))
+    crashed = result.observed["crash after write 2"]
+    assert crashed.appends == "[user] [assistant,tool]"
+    assert crashed.stored == "user,assistant,tool"
+    assert crashed.outcome == "crashed"
+
+
+class _ClaimsEverythingStoresNothing:
+    """A runtime that tells its caller it completed and stored everything but never
+    calls the store: the fingerprint reads the store, not the claim."""
+
+    profiles = frozenset({"save-policy"})
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        runs: list[JSONValue] = [
+            {"run_id": f"run-{i}", "outcome": "completed", "reply": "done", "error": None,
+             "new_messages": [{"role": "user"}, {"role": "assistant"}]}
+            for i, _ in enumerate(script["runs"])
+        ]
+        return {"runs": runs}
+
+
+def claims_everything() -> _ClaimsEverythingStoresNothing:
+    return _ClaimsEverythingStoresNothing()
+
+
+def test_what_a_runtime_says_about_itself_is_never_compared() -> None:
+    result = fingerprint(subject_for("tests.test_fingerprint:claims_everything", "message"))
+    none = result.observed["none"]
+    assert (none.appends, none.stored, none.reply) == ("none", "none", "not stored")
+    assert result.distances["message"] > 0
+
+
+def test_the_json_is_canonical_and_the_same_every_time() -> None:
+    first = render_json(fingerprint(subject_for("simulator", "run")))
+    second = render_json(fingerprint(subject_for("simulator", "run")))
+    assert first == second
+    data = json.loads(first)
+    assert first == json.dumps(data, sort_keys=True, indent=2, ensure_ascii=True) + "\n"
+    assert data["nearest"] == "run"
+    assert data["differences"] == []
+    assert [p["name"] for p in data["points"]] == [p.name for p in POINTS]
+    assert set(data["points"][0]["stored"]) == set(COMPONENTS)
+    assert set(data["references"]) == {r.label for r in references()}
+
+
+def test_the_text_lists_every_point_and_each_difference() -> None:
+    text = render_text(fingerprint(subject_for("simulator", "turn", "sp-turn-per-message")))
+    assert "nearest policy:" in text
+    for point in POINTS:
+        assert point.name in text
+    assert "points differing from" in text
+
+
+def test_cli_fingerprint_writes_json_and_exits_by_the_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "fp.json"
+    assert main(["fingerprint", "--policy", "turn", "--out", str(out)]) == 0
+    assert "nearest policy: turn, 0 of" in capsys.readouterr().out
+    assert json.loads(out.read_text())["nearest"] == "turn"
+    assert main(["fingerprint", "--policy", "turn", "--mutant", "sp-turn-per-message"]) == 1
+    capsys.readouterr()
+    assert main(["fingerprint", "--format", "json", "--runtime", "anvia-main"]) == 0
+    assert json.loads(capsys.readouterr().out)["nearest"] == "anvia-main/message"
+
+
+@pytest.mark.parametrize("argv", [
+    ["fingerprint", "--runtime", "nothing-like-this"],
+    ["fingerprint", "--runtime", "no_such_module_here:make"],
+    ["fingerprint", "--policy", "session"],
+    ["fingerprint", "--mutant", "st-lost-update"],
+    ["fingerprint", "--runtime", "anvia-main", "--mutant", "sp-default-turn"],
+])
+def test_cli_fingerprint_usage_errors_exit_5(
+    argv: list[str], capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(argv) == 5
+    assert "usage error" in capsys.readouterr().err
+
+
+def test_cli_fingerprint_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["fingerprint", "--help"])
+    assert stop.value.code == 0
+    assert "distance to a policy" in capsys.readouterr().out
