@@ -170,6 +170,11 @@ def _parser() -> argparse.ArgumentParser:
         "concurrent-writers) too; their rules are reported informational, never counted",
     )
     run.add_argument(
+        "--fingerprint", action="store_true",
+        help="also take the runtime's save-policy fingerprint (memconform fingerprint) and "
+        "add it to the report",
+    )
+    run.add_argument(
         "--coverage", metavar="PACKAGE[,PACKAGE...]",
         help="measure line and branch coverage of these packages (your adapter or runtime) "
         "and which rules reached each line",
@@ -762,6 +767,8 @@ def _run(args: argparse.Namespace) -> int:
     measured = _measured_packages(args)
     if args.store and args.runtime:
         raise UsageError("judge one subject at a time: give --store or --runtime, not both")
+    if args.fingerprint and args.store:
+        raise UsageError("--fingerprint judges a runtime: it refuses --store")
     if args.max_timeouts < 0:
         raise UsageError(f"--max-timeouts must be 0 (never stop) or more, not {args.max_timeouts}")
     _check_run_options(args)
@@ -900,10 +907,32 @@ def _finish(
     results = reports.build_results(outcomes, catalogue, header, baseline)
     if coverage is not None:
         results = dataclasses.replace(results, coverage=coverage)
+    if getattr(args, "fingerprint", False):
+        results = dataclasses.replace(results, fingerprint=_run_fingerprint(args))
     written = reports.write_reports(results, out_dir)
     code: int = reports.exit_code(results)
     _print_summary(results, written, code)
     return code
+
+
+def _run_fingerprint(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The save-policy fingerprint of the run's runtime (and save-policy mutant),
+    or ``None`` when the runtime cannot be fingerprinted (said on stderr)."""
+    from memconform import fingerprint
+    from memconform.mutants import all_mutants
+
+    mutant = args.mutant
+    if mutant is not None and all_mutants()[mutant].profile != "save-policy":
+        mutant = None  # a mutant of another profile runs the save-policy scripts unchanged
+    try:
+        subject = fingerprint.subject_for(args.runtime or "simulator", None, mutant)
+        subject.build()
+        result = fingerprint.fingerprint(subject)
+    except Exception as exc:
+        print(f"memconform: no fingerprint: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+    data: dict[str, Any] = result.to_json()
+    return data
 
 
 SUMMARY_VERDICTS = ("fail", "error", "stale")

@@ -187,3 +187,46 @@ def test_cli_fingerprint_help_exits_0(capsys: pytest.CaptureFixture[str]) -> Non
         main(["fingerprint", "--help"])
     assert stop.value.code == 0
     assert "distance to a policy" in capsys.readouterr().out
+
+
+def test_the_report_carries_the_fingerprint_and_reads_it_back(tmp_path: Path) -> None:
+    """``memconform run --fingerprint`` adds it to results.json (valid against the
+    schema) and to report.html; re-rendering the kept results gives the same page."""
+    import dataclasses
+
+    from memconform.reports import build_results, load_results, write_reports
+    from tests.reports.factory import catalogue, header, store_outcomes
+
+    data = fingerprint(subject_for("simulator", None, "sp-message-defers-input")).to_json()
+    results = dataclasses.replace(
+        build_results(store_outcomes(), catalogue(), header(), None), fingerprint=data
+    )
+    write_reports(results, tmp_path / "a")
+    kept = json.loads((tmp_path / "a" / "results.json").read_text(encoding="utf-8"))
+    assert kept["fingerprint"]["nearest"] == data["nearest"]
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = ROOT / "spec" / "schemas" / "results.schema.json"
+    jsonschema.validate(kept, json.loads(schema.read_text(encoding="utf-8")))
+    write_reports(load_results(tmp_path / "a" / "results.json"), tmp_path / "b")
+    page = (tmp_path / "a" / "report.html").read_bytes()
+    assert page == (tmp_path / "b" / "report.html").read_bytes()
+    assert b'<section id="fingerprint">' in page
+    assert b"model call 1 fails" in page
+
+
+def test_a_results_file_with_a_malformed_fingerprint_is_refused(tmp_path: Path) -> None:
+    from memconform.reports import build_results, load_results, write_reports
+    from tests.reports.factory import catalogue, header, store_outcomes
+
+    write_reports(build_results(store_outcomes(), catalogue(), header(), None), tmp_path)
+    path = tmp_path / "results.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["fingerprint"] = {"nearest": "message"}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="fingerprint"):
+        load_results(path)
+
+
+def test_run_refuses_a_fingerprint_of_a_store(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--store", "memory://", "--fingerprint"]) == 5
+    assert "--fingerprint" in capsys.readouterr().err

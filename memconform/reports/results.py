@@ -308,6 +308,7 @@ class Results:
     footer: Footer | None
     problems: tuple[str, ...] = field(default=())
     coverage: dict[str, Any] | None = None
+    fingerprint: dict[str, Any] | None = None
 
     @property
     def complete(self) -> bool:
@@ -387,6 +388,8 @@ class Results:
             data["footer"] = self.footer.to_json()
         if self.coverage is not None:
             data["coverage"] = self.coverage
+        if self.fingerprint is not None:
+            data["fingerprint"] = self.fingerprint
         return data
 
     @classmethod
@@ -631,7 +634,7 @@ def _parse(data: Any) -> Results:
         raise ResultsError(
             f"results.format: {data.get('format')!r} is not one of {', '.join(READABLE_FORMATS)}"
         )
-    top = _Reader(data, "results", _TOP_KEYS, also=("footer", "coverage"))
+    top = _Reader(data, "results", _TOP_KEYS, also=("footer", "coverage", "fingerprint"))
     version_1 = data["format"] == "memconform-results/1"
     header = _header(data["header"], version_1)
     catalogue_size = header["catalogue"]["rules"]
@@ -650,6 +653,8 @@ def _parse(data: Any) -> Results:
     footer = None if raw_footer is None else _footer(raw_footer)
     raw_coverage = top.get("coverage", dict)
     coverage = None if raw_coverage is None else _coverage(raw_coverage)
+    raw_fingerprint = top.get("fingerprint", dict)
+    fingerprint = None if raw_fingerprint is None else _fingerprint(raw_fingerprint)
 
     problems: list[str] = []
     if footer is None:
@@ -665,7 +670,45 @@ def _parse(data: Any) -> Results:
         footer.rules != len(rules) or footer.totals != totals_of(rules)
     ):
         problems.append("the footer totals disagree with the rule entries")
-    return Results(header, rules, classes, baseline, footer, tuple(problems), coverage)
+    return Results(
+        header, rules, classes, baseline, footer, tuple(problems), coverage, fingerprint
+    )
+
+
+_FINGERPRINT_KEYS = (
+    "schema", "runtime", "save_policy", "components", "nearest", "distance", "distances",
+    "points", "differences", "references",
+)
+_FINGERPRINT_POINT_KEYS = ("name", "doc", "stored", "nearest", "differs")
+
+
+def _fingerprint(data: Any) -> dict[str, Any]:
+    """The save-policy fingerprint of ``memconform run --fingerprint`` (see
+    :mod:`memconform.fingerprint`), checked for the parts the report shows."""
+    f = _Reader(data, "fingerprint", _FINGERPRINT_KEYS)
+    f.text("runtime")
+    f.text("save_policy", nullable=True)
+    f.text("nearest")
+    f.get("distance", int)
+    components = _names(f.get("components", list), "fingerprint.components")
+    distances = f.get("distances", dict)
+    for name, value in distances.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ResultsError(f"fingerprint.distances.{name}: expected a count")
+    for i, raw in enumerate(f.get("points", list)):
+        where = f"fingerprint.points[{i}]"
+        p = _Reader(raw, where, _FINGERPRINT_POINT_KEYS)
+        p.text("name")
+        p.text("doc")
+        _names(p.get("differs", list), f"{where}.differs")
+        for key in ("stored", "nearest"):
+            seen = _Reader(p.get(key, dict), f"{where}.{key}", components)
+            for component in components:
+                seen.text(component)
+    f.get("differences", list)
+    f.get("references", dict)
+    checked: dict[str, Any] = data
+    return checked
 
 
 _COVERAGE_KEYS = ("packages", "source_html", "totals", "files", "not_found", "not_measured")
