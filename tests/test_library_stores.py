@@ -75,7 +75,7 @@ def test_every_store_rule_gets_a_verdict_and_the_adapter_never_errs(
     store_rules = [r for r in run.results.rules if r.profile == "store"]
     assert store_rules
     without = [f"{r.id}: {r.verdict} ({r.reason})" for r in store_rules
-               if r.verdict not in RULE_VERDICTS]
+               if r.verdict not in RULE_VERDICTS and not library_too_slow(r)]
     assert without == [], "store rules without a verdict:\n" + "\n".join(without)
     errors = [f"{r.id}: {r.reason}" for r in run.results.rules
               if r.verdict == "error" and not library_too_slow(r)]

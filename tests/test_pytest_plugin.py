@@ -106,3 +106,21 @@ def test_the_old_short_options_are_not_pytest_options(tmp_path: Path) -> None:
     done = _pytest(tmp_path, "--mutant", "x")
     assert done.returncode == 4
     assert "unrecognized arguments: --mutant" in done.stderr
+
+
+def test_stress_scenarios_are_collected_after_every_other_one() -> None:
+    """A hung stress-size call keeps a thread running that no one can stop, so
+    the ``@stress`` rows run last and cannot slow the rules judged after them."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-p", "memconform.steps.plugin", "memconform/steps/suite.py",
+         "--memconform-store", "memory://"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )
+    items = [line for line in done.stdout.splitlines() if "::" in line]
+    stress = [i for i, line in enumerate(items)
+              if line.endswith(("[10000]", "[1048576-ASCII]", "[1048577-4-byte]",
+                                "[16777216-2-byte]"))]
+    assert len(stress) == 4, done.stdout[-2000:]
+    assert stress == list(range(len(items) - 4, len(items)))

@@ -48,6 +48,10 @@ Feature: Store appends are atomic, ordered batches
         | 999   |
         | 1000  |
         | 1001  |
+
+      @stress
+      Examples: a batch past PostgreSQL's 65,535 statement parameters
+        | count |
         | 10000 |
 
   Rule: Order is append order, never a caller timestamp

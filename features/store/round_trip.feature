@@ -51,6 +51,10 @@ Feature: Store round trip is exact
         | 65535    | ASCII      |
         | 65536    | ASCII      |
         | 65536    | 3-byte     |
+
+      @stress
+      Examples: texts of a mebibyte and more
+        | size     | characters |
         | 1048576  | ASCII      |
         | 1048577  | 4-byte     |
         | 16777216 | 2-byte     |

@@ -115,6 +115,15 @@ def hang_guard(config: pytest.Config) -> HangGuard:
     return guard
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Stress-size scenarios (``@stress``: a batch of 10,000, a 16 MiB text) run
+    after every other one, in their order. A store call the kit gives up waiting
+    for keeps running in a thread no one can stop; run last, it cannot slow the
+    calls, and so change the verdicts, of the rules judged after it."""
+    items.sort(key=lambda item: item.get_closest_marker("stress") is not None)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Once the kit has stopped calling a hung store, a scenario that needs the
@@ -142,8 +151,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     for rule in load_catalogue():
         config.addinivalue_line("markers", f"{rule.id}: {rule.level} {rule.text[:80]}")
-    for tag in ("golden", "variant", "slow-scenario", "property"):
+    for tag in ("golden", "variant", "property"):
         config.addinivalue_line("markers", f"{tag}: memconform scenario tag")
+    config.addinivalue_line("markers", "stress: a stress-size scenario, run after the others")
     for capability in Capability:
         config.addinivalue_line("markers", f"{capability.value}: needs this store capability")
     for module in step_modules():
