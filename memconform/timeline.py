@@ -7,7 +7,7 @@ emitted event. Batching and ordering rules assert on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,14 +33,23 @@ class Entry:
 
 @dataclass
 class Timeline:
-    """An append-only list of :class:`Entry`, numbered from 1."""
+    """An append-only list of :class:`Entry`, numbered from 1.
+
+    ``watchers`` are the kit's own callbacks, each called with every entry right
+    after it is added (a scenario uses one to act as another writer of the store
+    at a point it observed); a runtime never sees them."""
 
     entries: list[Entry] = field(default_factory=list)
+    watchers: list[Callable[[Entry], None]] = field(
+        default_factory=list, repr=False, compare=False
+    )
 
     def add(self, kind: str, name: str, **data: Any) -> Entry:
         """Append an entry; ``data`` is copied as JSON data."""
         entry = Entry(len(self.entries) + 1, kind, name, freeze_json(data))
         self.entries.append(entry)
+        for watcher in list(self.watchers):
+            watcher(entry)
         return entry
 
     def __iter__(self) -> Iterator[Entry]:

@@ -8,7 +8,9 @@ Feature: Turns: the history window of the next turn
   Troubleshooting: a window that shows twice as many messages as configured counts
   pairs; a window one message short of what is expected leaves out the current
   user message; history entries with more than role and text replay structured
-  parts the model must not receive as native messages.
+  parts the model must not receive as native messages; a window that misses
+  another writer's messages is built from the runtime's own memory (or from a
+  thread read once at start), and one of a fixed size ignores the configuration.
 
   Background:
     Given a turns script on a fresh thread
@@ -79,6 +81,43 @@ Feature: Turns: the history window of the next turn
         | user      | stored           |
         | assistant | answer to stored |
       And the first model call of "T2" saw the brief "not stored"
+
+  Rule: The window is read from the store at each turn, whoever wrote the messages
+
+    Another writer (a second process sharing the store) fills the thread before the
+    runtime starts and adds messages right after the store took each answer, so the
+    thread is several times longer than the window and changes between turns. The
+    expected window is read back from the store after the run.
+
+    Scenario Outline: Turns read a window of <window> from a long thread another writer also fills
+      Given the turns history window is <window>
+      And another writer has stored 30 messages in the turns thread
+      And another writer stores 3 messages in the turns thread after each answer
+      And a root turn opened with an envelope "one" that settles completed
+      And a root turn opened with an envelope "two" that settles completed
+      And a root turn opened with an envelope "three" that settles completed
+      When the turns script runs
+      Then the first model call of "T1" saw the newest <window> stored messages up to its own
+      And the first model call of "T2" saw the newest <window> stored messages up to its own
+      And the first model call of "T3" saw the newest <window> stored messages up to its own
+
+      @TU-016 @TU-021
+      Examples: windows much shorter than the thread
+        | window |
+        | 2      |
+        | 5      |
+        | 9      |
+
+    @TU-017
+    Scenario: Turns read the default six from a long thread another writer also fills
+      Given the turns history window is left at its default
+      And another writer has stored 30 messages in the turns thread
+      And another writer stores 3 messages in the turns thread after each answer
+      And a root turn opened with an envelope "one" that settles completed
+      And a root turn opened with an envelope "two" that settles completed
+      When the turns script runs
+      Then the first model call of "T1" saw the newest 6 stored messages up to its own
+      And the first model call of "T2" saw the newest 6 stored messages up to its own
 
   Rule: Six messages by default, none for zero, and a negative window is rejected
 

@@ -284,6 +284,28 @@ class _NegativeWindowMeansAll(TurnsRuntime):
             self.config = dataclasses.replace(self.config, history_window=10**6)
 
 
+class _HistoryFromProcessMemory(TurnsRuntime):
+    """Keeps what it appended in a list and builds every window from that list."""
+
+    def __init__(self, script: Mapping[str, Any], env: Environment) -> None:
+        super().__init__(script, env)
+        self._mine: list[Message] = []
+
+    def _persist_user_message(self, turn: TurnState) -> None:
+        super()._persist_user_message(turn)
+        envelope = turn.spec.envelope or {}
+        text = str(envelope.get("text", turn.spec.brief_text))
+        self._mine.append(Message(f"mine-{len(self._mine)}", "user", text))
+
+    def _persist_assistant_message(self, turn: TurnState) -> None:
+        super()._persist_assistant_message(turn)
+        self._mine.append(Message(f"mine-{len(self._mine)}", "assistant", turn.reply or ""))
+
+    def _select_history(self, turn: TurnState) -> list[Message]:
+        window = self._window()
+        return self._mine[-window:] if window else []
+
+
 class _PartsReplayed(TurnsRuntime):
     def _render_history(self, messages: Sequence[Message]) -> list[dict[str, JSONValue]]:
         return [{"role": m.role, "text": m.text, "parts": list(m.parts)} for m in messages]
@@ -432,6 +454,9 @@ MUTANTS: list[Mutant] = [
     _runtime("turns-window-of-pairs",
              "selects N user-assistant pairs instead of N messages",
              {"TU-016"}, _WindowOfPairs),
+    _runtime("turns-history-from-process-memory",
+             "builds each window from the messages it appended itself, never from the store",
+             {"TU-016", "TU-017"}, _HistoryFromProcessMemory),
     _runtime("turns-window-without-current-message",
              "fills the window with earlier messages, leaving out the current user message",
              {"TU-021"}, _WindowWithoutCurrent),

@@ -12,9 +12,10 @@ tier, block) so it never collides with another profile's steps.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,7 +25,13 @@ from pytest_bdd import given, parsers, then, when
 from memconform.adapters.proxy import RecordingStore
 from memconform.simulator.environment import DEFAULT_START
 from memconform.simulator.runtime import Runtime, observe
-from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
+from memconform.steps.common import (
+    Mismatch,
+    decides,
+    expect_equal,
+    require_capability,
+    transcript_table,
+)
 from memconform.steps.turns_script import TurnsScript
 from memconform.timeline import Entry
 from memconform.values import JSONValue, Message, Role, TurnRecord
@@ -355,6 +362,67 @@ def store_messages(store: RecordingStore, turns_script: TurnsScript, count: int)
         store.append(turns_script.thread, [Message(f"m{n}", role, f"message {n}")])
 
 
+_OTHER_WRITER = "other-writer-"
+"""Id prefix of the messages another writer puts into the turns thread."""
+
+
+def _other_messages(turns_script: TurnsScript, count: int) -> list[Message]:
+    """``count`` messages another writer appends next: alternating roles, non-ASCII
+    text, ids that continue after the ones it already stored."""
+    start = turns_script.other_writer_count
+    turns_script.other_writer_count += count
+    made = []
+    for n in range(start + 1, start + count + 1):
+        role: Role = "user" if n % 2 else "assistant"
+        made.append(Message(f"{_OTHER_WRITER}{n}", role, f"écrit ailleurs nº {n}"))
+    return made
+
+
+@given(_step("another writer has stored {count:d} messages in the turns thread"))
+def other_writer_before(store: RecordingStore, turns_script: TurnsScript, count: int) -> None:
+    """Before the runtime starts, another writer fills the thread (one batch)."""
+    store.append(turns_script.thread, _other_messages(turns_script, count))
+
+
+@given(_step("another writer stores {count:d} messages in the turns thread after each answer"))
+def other_writer_between(turns_script: TurnsScript, count: int) -> None:
+    """While the script runs, right after the store took each assistant message."""
+    turns_script.writes_after_each_answer = count
+
+
+@contextlib.contextmanager
+def _other_writer(store: RecordingStore, turns_script: TurnsScript) -> Iterator[None]:
+    """Append ``writes_after_each_answer`` messages of another writer to the thread each
+    time the store acknowledged an append of an assistant message there: between one
+    turn and the next, as a second process sharing the store would. The kit watches its own
+    timeline, so nothing the runtime reports decides when."""
+    thread, count = turns_script.thread, turns_script.writes_after_each_answer
+    if count <= 0:
+        yield
+        return
+    busy = [False]
+
+    def after(entry: Entry) -> None:
+        if busy[0] or entry.kind != "store" or entry.name != "append" or "result" not in entry.data:
+            return
+        args = entry.data.get("args") or []
+        if len(args) < 2 or args[0] != thread or not isinstance(args[1], list | tuple):
+            return
+        if not any(isinstance(m, Mapping) and m.get("role") == "assistant" for m in args[1]):
+            return
+        busy[0] = True
+        try:
+            store.append(thread, _other_messages(turns_script, count))
+        finally:
+            busy[0] = False
+
+    store.timeline.watchers.append(after)
+    try:
+        yield
+    finally:
+        store.timeline.watchers.remove(after)
+
+
 # -- When ------------------------------------------------------------------------------
 
 
@@ -363,10 +431,11 @@ def script_runs(runtime: Runtime, store: RecordingStore, turns_script: TurnsScri
     """Run the script once; a configuration the runtime rejects is kept, not raised."""
     script = turns_script.to_json()
     run = TurnsRun(script=script, store=store)
-    try:
-        run.observation = observe(runtime, script, store)
-    except ValueError as exc:
-        run.error = exc
+    with _other_writer(store, turns_script):
+        try:
+            run.observation = observe(runtime, script, store)
+        except ValueError as exc:
+            run.error = exc
     return run
 
 
@@ -561,6 +630,23 @@ def saw_history_count(turns_run: TurnsRun, turn_id: str, count: int) -> None:
     if len(history) != count:
         raise Mismatch(f"history messages at the first call of {turn_id}", str(count),
                        f"{len(history)}: {history}")
+
+
+@then(_step('the first model call of "{turn_id:Text}" saw the newest {count:d} stored '
+                    "messages up to its own"))
+@decides("TU-016", "TU-017", "TU-021")
+def saw_newest_stored(turns_run: TurnsRun, turn_id: str, count: int) -> None:
+    """The history is the newest ``count`` messages the store holds up to and including
+    the turn's own user message, whoever wrote them: read back from the store after the
+    run, so another writer's messages count and the runtime's own memory does not."""
+    stored = turns_run.messages()
+    own = [i for i, m in enumerate(stored) if m.role == "user" and m.turn_id == turn_id]
+    if len(own) != 1:
+        raise Mismatch(f"one stored user message of {turn_id}", "1",
+                       f"{len(own)}\n{transcript_table(stored)}", rules=("TU-001",))
+    window = stored[: own[0] + 1][-count:] if count else []
+    expect_equal(f"the history the model saw at the first call of {turn_id}",
+                 [(m.role, m.text) for m in window], _history(turns_run.first_call(turn_id)))
 
 
 @then(_step('the history entries the model saw for "{turn_id:Text}" carry only role '

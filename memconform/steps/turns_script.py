@@ -57,6 +57,11 @@ class TurnsScript:
     model: dict[str, list[dict[str, JSONValue]]] = field(default_factory=dict)
     tools: dict[str, JSONValue] = field(default_factory=dict)
     clock: str | None = None
+    writes_after_each_answer: int = 0
+    """Messages another writer appends to the thread right after the store took each
+    assistant message of the run (the kit does it; never part of the script)."""
+    other_writer_count: int = 0
+    """How many messages that other writer has stored so far."""
     _calls: int = 0
 
     # -- configuration ----------------------------------------------------------------

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from memconform.catalogue import load_catalogue
-from memconform.mutants import Mutant
-from memconform.mutants.turns import MUTANTS
+from memconform.mutants import Mutant, public_turns, turns
 from tests.mutant_harness import rejected_rules, run_suite
 
+MUTANTS = [*turns.MUTANTS, *public_turns.MUTANTS]
 TARGET = "tests/features/test_turns.py"
 STORE = ("--memconform-store", "memory://")
 
@@ -48,3 +48,9 @@ def test_turns_mutant_names_are_unique_and_documented() -> None:
     assert len(names) == len(set(names))
     assert all(m.doc and m.profile == "turns" and m.kind in ("store", "runtime")
                for m in MUTANTS)
+
+
+def test_the_public_turns_mutants_use_no_simulator_code() -> None:
+    """A vendor's runtime sees the kit only through Runtime and the environment."""
+    source = Path(public_turns.__file__).read_text(encoding="utf-8")
+    assert "memconform.simulator" not in source
