@@ -1,13 +1,18 @@
 Feature: Strict-write digests keep no secret, however it is written
   A digest text has passed the secret filter before it goes anywhere. Each row
   names one way of writing a secret from the table of secret syntaxes
-  (spec/secret-syntaxes.toml): the task fails with that row's error, and the
-  digest must keep none of the row's secrets while still naming the task. How
-  much text a runtime removes around a secret is not judged here.
+  (spec/secret-syntaxes.toml): the task fails with that row's error in a
+  streamed turn, and none of the row's secrets may reach any place the digest
+  goes: the caller's copy, the digest stored in memory, the stream event and
+  the next turn's model request (read from the kit's fake model). The digest
+  must still name the task. How much text a runtime removes around a secret is
+  not judged here.
 
   Troubleshooting: a row that fails names the family of the secret filter that
   let it through (the table's `family`); the filter document 001 names is
-  judged by SW-019, what the kit adds by SW-031 (a warning).
+  judged by SW-019, what the kit adds by SW-031 (a warning). A row that fails
+  only at the stored digest or the model request while the caller's copy is
+  clean redacts the caller's copy alone and stores or forwards the secret.
 
   Background:
     Given a strict-write agent with the pipeline:
@@ -15,15 +20,18 @@ Feature: Strict-write digests keep no secret, however it is written
       | ai.labs.llm | llm  |        |
     And strict write is enabled with onFailure "digest"
 
-  Rule: the digest removes what the named secret filter removes
+  Rule: the digest is redacted at every place it goes
 
-    @SW-019 @commit-flags
-    Scenario Outline: Strict-write digest removes a secret written as <syntax>
+    Scenario Outline: Strict-write digest removes a secret written as <syntax> everywhere it goes
       Given the strict-write task "ai.labs.llm" fails on its next call with the secret syntax "<syntax>"
-      When the strict-write agent answers "hello"
+      When the strict-write agent answers "hello" while streaming and then "again"
       Then the strict-write task error of turn 1 keeps no secret of the syntax "<syntax>"
+      And the strict-write stored digest of turn 1 keeps no secret of the syntax "<syntax>"
+      And the strict-write stream of turn 1 keeps no secret of the syntax "<syntax>"
+      And in turn 2 the strict-write model "ai.labs.llm" is sent no secret of the syntax "<syntax>"
       And the strict-write task error of turn 1 names the task "ai.labs.llm"
 
+      @SW-019 @commit-flags
       Examples: what the named filter covers
         | syntax                      |
         | sk-key/openai               |
@@ -41,15 +49,7 @@ Feature: Strict-write digests keep no secret, however it is written
         | key-case/upper              |
         | key-case/camel              |
 
-  Rule: the digest also removes what the named filter lets through
-
-    @SW-031 @commit-flags
-    Scenario Outline: Strict-write digest also removes a secret written as <syntax>
-      Given the strict-write task "ai.labs.llm" fails on its next call with the secret syntax "<syntax>"
-      When the strict-write agent answers "hello"
-      Then the strict-write task error of turn 1 keeps no secret of the syntax "<syntax>"
-      And the strict-write task error of turn 1 names the task "ai.labs.llm"
-
+      @SW-031 @commit-flags
       Examples: what the kit adds
         | syntax                    |
         | single-quoted/python-repr |

@@ -14,14 +14,20 @@ from dataclasses import replace
 from typing import Any
 
 from memconform.mutants import Mutant
-from memconform.simulator.digest import SECRET_FAMILIES, SEED_RULES
+from memconform.simulator.digest import SECRET_FAMILIES, SEED_RULES, digest_text
 from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Simulator
 from memconform.simulator.secret_filter import SEED_FAMILIES
-from memconform.simulator.strict_write import SEED, Behaviour, run
+from memconform.simulator.strict_write import SEED, TASK_ERRORS_KEY, Behaviour, Executor, run
 from memconform.values import JSONValue, Message
 
-__all__ = ["MUTANTS", "BrokenStrictWrite", "FlagLosingStore", "SetCommittedIgnoringStore"]
+__all__ = [
+    "MUTANTS",
+    "BrokenStrictWrite",
+    "CallerOnlyRedaction",
+    "FlagLosingStore",
+    "SetCommittedIgnoringStore",
+]
 
 PROFILE = "strict-write"
 
@@ -37,6 +43,36 @@ class BrokenStrictWrite(Simulator):
         """Strict-write scripts run broken; every other profile runs as usual."""
         if script.get("profile") == PROFILE:
             return run(script, env, self.behaviour)
+        return super().execute(script, env)
+
+
+class _CallerOnlyRedaction(Executor):
+    """Redacts the caller's copy and the stream event, but the digest it stores in
+    memory (and so every later model request) is built without the secret filter."""
+
+    _unfiltered: str | None = None
+
+    def fail_task(self, turn: Any, task: Any, error: Mapping[str, Any], *args: Any) -> None:
+        self._unfiltered = digest_text(task.id, error, replace(SEED_RULES, secret_filter=False))
+        try:
+            super().fail_task(turn, task, error, *args)
+        finally:
+            self._unfiltered = None
+
+    def _write(self, step: int, task: str | None, kind: str, key: str, op: str,
+               value: JSONValue = None, *args: Any, **kwargs: Any) -> Message:
+        if key == TASK_ERRORS_KEY and isinstance(value, Mapping) and self._unfiltered:
+            value = {**value, "text": self._unfiltered}
+        return super()._write(step, task, kind, key, op, value, *args, **kwargs)
+
+
+class CallerOnlyRedaction(Simulator):
+    """The simulator, except that strict-write scripts redact for the caller only."""
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        """Strict-write scripts run broken; every other profile runs as usual."""
+        if script.get("profile") == PROFILE:
+            return _CallerOnlyRedaction(script, env).run()
         return super().execute(script, env)
 
 
@@ -180,6 +216,15 @@ MUTANTS: list[Mutant] = [
     _runtime("sw-end-user-sees-reason",
              "Shows end users the digest text instead of a generic notice.",
              {"SW-025"}, generic_end_user_notice=False),
+    Mutant(
+        name="sw-caller-only-redaction",
+        kind="runtime",
+        doc="Redacts the caller's copy and the stream event, but stores the unredacted "
+        "digest in memory, so the next model request gets the secret too.",
+        kills=frozenset({"SW-019", "SW-031"}),
+        build=CallerOnlyRedaction,
+        profile=PROFILE,
+    ),
     _digest("sw-digest-keeps-bearer", "The digest's secret filter misses Bearer tokens.",
             {"SW-019", "SW-024"}, secret_families=SECRET_FAMILIES - {"bearer"}),
     *(_filter_gap(family, what) for family, what in _FILTER_GAPS.items()),

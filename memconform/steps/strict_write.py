@@ -328,6 +328,16 @@ def strict_write_answers_twice(
     return _run(runtime, store, sw_script)
 
 
+@when(parsers.re(r'the strict-write agent answers "(?P<first>[^"]*)" while streaming '
+                 r'and then "(?P<second>[^"]*)"$'),
+      target_fixture="sw_run")
+def strict_write_answers_streaming_then(
+    runtime: Runtime, store: RecordingStore, sw_script: dict[str, Any], first: str, second: str
+) -> StrictWriteRun:
+    sw_script["turns"] = [{"input": first, "streaming": True}, {"input": second}]
+    return _run(runtime, store, sw_script)
+
+
 @when("the strict-write agent is constructed", target_fixture="sw_run")
 def strict_write_constructed(
     runtime: Runtime, store: RecordingStore, sw_script: dict[str, Any]
@@ -429,6 +439,100 @@ def strict_write_error_keeps_no_secret(sw_run: StrictWriteRun, n: int, syntax: s
     kept = [s for s in secret_syntax(syntax).secrets if s in text]
     if kept:
         raise Mismatch(f"strict-write digest of turn {n}", f"none of {kept!r}", text)
+
+
+def _strings(value: Any) -> list[str]:
+    """Every text inside ``value`` (keys included), however deeply nested."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _kept_secrets(syntax: str, value: Any) -> list[str]:
+    texts = _strings(value)
+    return [s for s in secret_syntax(syntax).secrets if any(s in t for t in texts)]
+
+
+@then(parsers.parse('the strict-write stream of turn {n:d} keeps no secret of the syntax '
+                    '"{syntax}"'))
+@decides("SW-019", "SW-031")
+def strict_write_stream_keeps_no_secret(sw_run: StrictWriteRun, n: int, syntax: str) -> None:
+    """Every event emitted for turn ``n`` (the ``task_failed`` event and any other)."""
+    events = [e for e in sw_run.timeline if e["kind"] == "event" and e.get("turn") == n]
+    if not any(e["name"] == "task_failed" for e in events):
+        raise Mismatch(f"a task_failed event of strict-write turn {n}", "one event",
+                       _dump(events), rules=("SW-024",))
+    kept = _kept_secrets(syntax, events)
+    if kept:
+        raise Mismatch(f"stream events of strict-write turn {n}", f"none of {kept!r}",
+                       _dump(events))
+
+
+@then(parsers.parse('the strict-write stored digest of turn {n:d} keeps no secret of the syntax '
+                    '"{syntax}"'))
+@decides("SW-019", "SW-031")
+def strict_write_stored_digest_keeps_no_secret(sw_run: StrictWriteRun, store: RecordingStore,
+                                               n: int, syntax: str) -> None:
+    """Every stored ``taskErrors`` message of step ``n``, committed or not, read back."""
+    stored = [m.to_json() for m in _stored(store, sw_run.script["thread"])
+              if _meta(m).get("step") == n and _meta(m).get("key") == TASK_ERRORS_KEY]
+    if not stored:
+        raise Mismatch(f"the stored digest of strict-write turn {n}", "a taskErrors message",
+                       "none", rules=("SW-009",))
+    kept = _kept_secrets(syntax, stored)
+    if kept:
+        raise Mismatch(f"the stored digest of strict-write turn {n}", f"none of {kept!r}",
+                       _dump(stored))
+
+
+def _model_requests(sw_run: StrictWriteRun, task: str, n: int) -> list[Any]:
+    """What the kit's fake model ``task`` was sent in turn ``n``, every call."""
+    return [e.get("request") for e in sw_run.timeline
+            if e["kind"] == "model" and e["name"] == task
+            and isinstance(e.get("request"), dict) and e["request"].get("turn") == n]
+
+
+@then(parsers.parse('in turn {n:d} the strict-write model "{task}" is sent no secret of the '
+                    'syntax "{syntax}"'))
+@decides("SW-019", "SW-031")
+def strict_write_request_keeps_no_secret(sw_run: StrictWriteRun, task: str, n: int,
+                                         syntax: str) -> None:
+    """The requests the fake model received, as the kit recorded them."""
+    requests = _model_requests(sw_run, task, n)
+    if not requests:
+        raise Mismatch(f"strict-write model task {task} in turn {n}", "a model call",
+                       "no call", rules=("SW-009",))
+    kept = _kept_secrets(syntax, requests)
+    if kept:
+        raise Mismatch(f"what strict-write model {task} was sent in turn {n}",
+                       f"none of {kept!r}", _dump(requests))
+
+
+@then(parsers.parse('the strict-write caller\'s reason of turn {n:d} is neither stored nor '
+                    'sent to the model "{task}" in turn {m:d}'))
+@decides("SW-017")
+def strict_write_reason_caller_only(sw_run: StrictWriteRun, store: RecordingStore, n: int,
+                                    task: str, m: int) -> None:
+    """The caller's cleaned reason (or, where it is part of the raw error that stays in
+    memory without strict write, the whole digest text) appears in no stored message and
+    in no request of turn ``m``."""
+    text = _error_text(sw_run, n)
+    reason = text.split("failed: ", 1)[1] if "failed: " in text else ""
+    raw = _strings([o.get("fail") for outcomes in (sw_run.script.get("model") or {}).values()
+                    for o in outcomes] + [o.get("fail") for outcomes in
+                    (sw_run.script.get("tools") or {}).values() for o in outcomes])
+    wanted = reason if reason and not any(reason in r for r in raw) else text
+    stored = [x.to_json() for x in _stored(store, sw_run.script["thread"])]
+    places = {"the stored messages": stored,
+              f"the requests of turn {m}": _model_requests(sw_run, task, m)}
+    found = [name for name, value in places.items() if any(wanted in t for t in _strings(value))]
+    if found:
+        raise Mismatch(f"the caller's reason of strict-write turn {n}",
+                       f"absent from {', '.join(places)}", f"{wanted!r} in {', '.join(found)}")
 
 
 @then(parsers.parse('the strict-write task error of turn {n:d} names the task "{task}"'))
