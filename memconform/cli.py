@@ -101,8 +101,13 @@ records), what the caller got (outcome, reply), the tools' effects and what the
 model was shown. The distance to a policy is the number of points that differ.
 
 Exit codes: 0 fingerprint taken (and, with --policy, no point differs from it),
-1 a point differs from --policy, 3 the runtime could not be built or raised
-instead of answering (the fingerprint is still printed), 5 usage."""
+1 a point differs from --policy, 3 the runtime could not be built, declares no
+save-policy profile or unknown hooks, or raised instead of answering (the
+fingerprint is still printed then), 5 usage.
+
+A runtime may declare the optional hooks it has natively as ``hooks`` (names:
+input_guardrail, output_guardrail, tool_error, run_end, cancel, approval, stream,
+retry); a point needing one it lacks is not run and listed as unsupported."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -328,12 +333,21 @@ def _fingerprint(args: argparse.Namespace) -> int:
     except fingerprint.FingerprintError as exc:
         raise UsageError(str(exc)) from None
     try:
-        subject.build()
+        runtime = subject.build()
     except Exception as exc:
         print(f"memconform: the runtime factory {args.runtime!r} raised "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_ADAPTER
-    result = fingerprint.fingerprint(subject)
+    profiles = getattr(runtime, "profiles", None)
+    if not isinstance(profiles, set | frozenset | list | tuple) or "save-policy" not in profiles:
+        print(f"memconform: the runtime {args.runtime!r} does not declare the save-policy "
+              "profile: there is nothing to fingerprint", file=sys.stderr)
+        return EXIT_ADAPTER
+    try:
+        result = fingerprint.fingerprint(subject)
+    except fingerprint.FingerprintError as exc:
+        print(f"memconform: {exc}", file=sys.stderr)
+        return EXIT_ADAPTER
     text = fingerprint.render_json(result)
     if args.out:
         out = Path(args.out)

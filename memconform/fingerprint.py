@@ -51,12 +51,14 @@ from memconform.values import JSONValue, Message
 __all__ = [
     "COMPONENTS",
     "FINGERPRINT_SCHEMA",
+    "OPTIONAL_HOOKS",
     "POINTS",
     "Fingerprint",
     "FingerprintError",
     "Point",
     "Projection",
     "Subject",
+    "declared_hooks",
     "fingerprint",
     "project",
     "references",
@@ -72,6 +74,15 @@ COMPONENTS = ("appends", "stored", "outcome", "errors", "reply", "effects", "con
 
 Edit = Callable[[dict[str, Any]], None]
 
+OPTIONAL_HOOKS = (
+    "input_guardrail", "output_guardrail", "tool_error", "run_end", "cancel", "approval",
+    "stream", "retry",
+)
+"""The native hooks and features a runtime may lack. A runtime may declare the
+ones it has as ``hooks`` (a set of these names); a point needing one it does not
+declare is ``unsupported``: not run, never emulated, not counted in any
+distance. A runtime declaring no ``hooks`` is run at every point."""
+
 
 class FingerprintError(ValueError):
     """A runtime name, policy or mutant that cannot be fingerprinted (usage error)."""
@@ -85,7 +96,8 @@ class Point:
     """One failure point: how the script is changed and what the store does.
 
     ``refuse`` names a store refusal (``first append``, ``last append`` or
-    ``record_error``); ``crash_after`` makes the store "crash" the runtime right
+    ``record_error``); ``needs`` names the optional hooks the point cannot run
+    without; ``crash_after`` makes the store "crash" the runtime right
     after that many acknowledged appends (the write is kept, nothing after it
     runs); ``without_errors`` hides the store's ``errors`` capability."""
 
@@ -95,6 +107,8 @@ class Point:
     refuse: str | None = None
     without_errors: bool = False
     crash_after: int | None = None
+    needs: tuple[str, ...] = ()
+    """The optional hooks or features (:data:`OPTIONAL_HOOKS`) the point needs."""
 
     def script(self, policy: str | None) -> dict[str, Any]:
         """The standard conversation under ``policy``, changed for this point."""
@@ -145,40 +159,44 @@ def _cancel_first(script: dict[str, Any]) -> None:
 POINTS: tuple[Point, ...] = (
     Point("none", "the run completes"),
     Point("input guardrail blocks", "the input guardrail blocks the input",
-          (_hook("input_guardrail", "block", "not allowed"),)),
+          (_hook("input_guardrail", "block", "not allowed"),), needs=("input_guardrail",)),
     Point("input guardrail fails", "the input guardrail raises",
-          (_failure("input guardrail"),)),
+          (_failure("input guardrail"),), needs=("input_guardrail",)),
     Point("cancel before model call 1", "the run is cancelled before its first model call",
-          (_cancel_first,)),
+          (_cancel_first,), needs=("cancel",)),
     Point("model call 1 fails", "the first model call fails", (_failure("first model call"),)),
     Point("model call 1 retried", "the first model call fails twice with 503, then answers",
-          (_retried,)),
+          (_retried,), needs=("retry",)),
     Point("tool throws", "the tool throws and its error becomes the result",
           (_failure("tool"),)),
     Point("tool-error hook terminates", "the tool throws and the tool-error hook terminates",
-          (_failure("tool-error hook terminate"),)),
+          (_failure("tool-error hook terminate"),), needs=("tool_error",)),
     Point("tool-error hook fails", "the tool throws and the tool-error hook raises",
-          (_failure("tool-error hook"),)),
+          (_failure("tool-error hook"),), needs=("tool_error",)),
     Point("cancel before model call 2", "the run is cancelled before its second model call",
-          (_failure("cancellation"),)),
+          (_failure("cancellation"),), needs=("cancel",)),
     Point("model call 2 fails", "the second model call fails", (_failure("later model call"),)),
     Point("output guardrail fails", "the output guardrail raises",
-          (_failure("output guardrail"),)),
+          (_failure("output guardrail"),), needs=("output_guardrail",)),
     Point("output guardrail blocks", "the output guardrail blocks the answer",
-          (_hook("output_guardrail", "block", "I cannot share that."),)),
-    Point("run-end hook fails", "the run-end hook raises", (_failure("run-end hook"),)),
+          (_hook("output_guardrail", "block", "I cannot share that."),),
+          needs=("output_guardrail",)),
+    Point("run-end hook fails", "the run-end hook raises", (_failure("run-end hook"),),
+          needs=("run_end",)),
     Point("run-end hook cancels", "the run-end hook cancels the run",
-          (_failure("run-end cancel"),)),
-    Point("suspended", "the tool call needs approval: the run suspends", (_needs_approval,)),
+          (_failure("run-end cancel"),), needs=("run_end",)),
+    Point("suspended", "the tool call needs approval: the run suspends", (_needs_approval,),
+          needs=("approval",)),
     Point("resumed", "a second run approves the pending tool call",
-          (_needs_approval, _resume)),
+          (_needs_approval, _resume), needs=("approval",)),
     Point("resumed, model call fails", "the resumed run's model call fails",
-          (_needs_approval, _resume, _failure("later model call"))),
+          (_needs_approval, _resume, _failure("later model call")), needs=("approval",)),
     Point("resumed, tool-error hook terminates",
           "the approved tool throws and the tool-error hook terminates the resumed run",
-          (_needs_approval, _resume, _failure("tool-error hook terminate"))),
+          (_needs_approval, _resume, _failure("tool-error hook terminate")),
+          needs=("approval", "tool_error")),
     Point("later run", "a second run on the thread answers directly", (_later_run,)),
-    Point("streamed", "the run is streamed", (_streamed,)),
+    Point("streamed", "the run is streamed", (_streamed,), needs=("stream",)),
     Point("first append refused", "the store refuses the first append", refuse="first append"),
     Point("last append refused",
           "the store refuses the last append the runtime makes when nothing fails",
@@ -474,6 +492,7 @@ class Fingerprint:
     observed: dict[str, Projection]
     reference: dict[str, dict[str, Projection]]
     distances: dict[str, int] = field(default_factory=dict)
+    unsupported: tuple[Point, ...] = ()
 
     @property
     def nearest(self) -> str:
@@ -515,6 +534,9 @@ class Fingerprint:
                 for point in self.points
             ],
             "differences": [d.to_json() for d in self.differences()],
+            "unsupported": [
+                {"name": p.name, "doc": p.doc, "needs": list(p.needs)} for p in self.unsupported
+            ],
             "references": {
                 name: {p: proj.to_json() for p, proj in matrix.items()}
                 for name, matrix in self.reference.items()
@@ -532,19 +554,40 @@ def _reference_matrix(subject: Subject, points: Sequence[Point]) -> dict[str, Pr
     return _REFERENCE_CACHE[key]
 
 
+def declared_hooks(runtime: object) -> frozenset[str] | None:
+    """The optional hooks ``runtime`` declares (``None``: it declares none, so
+    every point is run); an unknown name raises :class:`FingerprintError`."""
+    declared = getattr(runtime, "hooks", None)
+    if declared is None:
+        return None
+    if isinstance(declared, str) or not isinstance(declared, set | frozenset | list | tuple):
+        raise FingerprintError(f"the runtime's hooks is {type(declared).__name__}, "
+                               "expected a set of names")
+    names = frozenset(str(h) for h in declared)
+    unknown = sorted(names - set(OPTIONAL_HOOKS))
+    if unknown:
+        raise FingerprintError(f"the runtime declares unknown hooks {', '.join(unknown)} "
+                               f"(known: {', '.join(OPTIONAL_HOOKS)})")
+    return names
+
+
 def fingerprint(subject: Subject, points: Sequence[Point] = POINTS) -> Fingerprint:
     """Run the matrix on ``subject`` and on every reference and compare them.
 
-    The references' matrices are computed once per process (they are the kit's
-    own deterministic simulator on fresh in-memory stores)."""
-    observed = run_matrix(subject, points)
+    Points needing a hook the runtime does not declare are left out (listed as
+    unsupported). The references' matrices are computed once per process (they
+    are the kit's own deterministic simulator on fresh in-memory stores)."""
+    hooks = declared_hooks(subject.build())
+    run = [p for p in points if hooks is None or set(p.needs) <= hooks]
+    observed = run_matrix(subject, run)
     matrices = {ref.label: _reference_matrix(ref, points) for ref in references()}
     distances = {
-        name: sum(1 for p in points if observed[p.name].differing(matrix[p.name]))
+        name: sum(1 for p in run if observed[p.name].differing(matrix[p.name]))
         for name, matrix in matrices.items()
     }
-    return Fingerprint(subject.label, subject.policy, tuple(points), observed, matrices,
-                       distances)
+    unsupported = tuple(p for p in points if p not in run)
+    return Fingerprint(subject.label, subject.policy, tuple(run), observed, matrices,
+                       distances, unsupported)
 
 
 # -- naming the runtime ----------------------------------------------------------------
@@ -643,6 +686,10 @@ def render_text(result: Fingerprint) -> str:
                      mine.outcome))
     lines += _table(rows)
     lines.append("")
+    for point in result.unsupported:
+        lines.append(f"unsupported (the runtime has no {', '.join(point.needs)}): {point.name}")
+    if result.unsupported:
+        lines.append("")
     differences = result.differences()
     if not differences:
         lines.append(f"no point differs from {nearest}")

@@ -230,3 +230,58 @@ def test_a_results_file_with_a_malformed_fingerprint_is_refused(tmp_path: Path) 
 def test_run_refuses_a_fingerprint_of_a_store(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--store", "memory://", "--fingerprint"]) == 5
     assert "--fingerprint" in capsys.readouterr().err
+
+
+class _WithoutApprovalsOrStreaming:
+    """The reference simulator, declaring every optional hook but approvals and streaming."""
+
+    hooks = frozenset({"input_guardrail", "output_guardrail", "tool_error", "run_end",
+                       "cancel", "retry"})
+
+    def __init__(self) -> None:
+        from memconform.simulator.runtime import Simulator
+
+        self._simulator = Simulator()
+        self.profiles = self._simulator.profiles
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        if script.get("stream") or any("resume" in r for r in script["runs"]) or any(
+            c.get("needs_approval") for step in script["model"]["agent"]
+            for c in step.get("tool_calls") or ()
+        ):
+            raise AssertionError("a point needing an undeclared hook was run")
+        return self._simulator.execute(script, env)
+
+
+def without_approvals() -> _WithoutApprovalsOrStreaming:
+    return _WithoutApprovalsOrStreaming()
+
+
+class _NoSavePolicy:
+    profiles = frozenset({"turns"})
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        raise AssertionError("never called")
+
+
+def no_save_policy() -> _NoSavePolicy:
+    return _NoSavePolicy()
+
+
+def test_points_needing_a_hook_the_runtime_lacks_are_unsupported_not_counted() -> None:
+    result = fingerprint(subject_for("tests.test_fingerprint:without_approvals", "turn"))
+    unsupported = {p.name for p in result.unsupported}
+    assert unsupported == {"suspended", "resumed", "resumed, model call fails",
+                           "resumed, tool-error hook terminates", "streamed"}
+    assert (result.nearest, result.distances["turn"]) == ("turn", 0)
+    assert len(result.points) == len(POINTS) - len(unsupported)
+    data = json.loads(render_json(result))
+    assert {u["name"] for u in data["unsupported"]} == unsupported
+    assert "unsupported (the runtime has no approval): suspended" in render_text(result)
+
+
+def test_cli_fingerprint_of_a_runtime_without_the_profile_exits_3(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["fingerprint", "--runtime", "tests.test_fingerprint:no_save_policy"]) == 3
+    assert "save-policy profile" in capsys.readouterr().err

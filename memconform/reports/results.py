@@ -677,7 +677,7 @@ def _parse(data: Any) -> Results:
 
 _FINGERPRINT_KEYS = (
     "schema", "runtime", "save_policy", "components", "nearest", "distance", "distances",
-    "points", "differences", "references",
+    "points", "differences", "references", "unsupported",
 )
 _FINGERPRINT_POINT_KEYS = ("name", "doc", "stored", "nearest", "differs")
 
@@ -707,6 +707,11 @@ def _fingerprint(data: Any) -> dict[str, Any]:
                 seen.text(component)
     f.get("differences", list)
     f.get("references", dict)
+    for i, raw in enumerate(f.get("unsupported", list)):
+        u = _Reader(raw, f"fingerprint.unsupported[{i}]", ("name", "doc", "needs"))
+        u.text("name")
+        u.text("doc")
+        _names(u.get("needs", list), f"fingerprint.unsupported[{i}].needs")
     checked: dict[str, Any] = data
     return checked
 
