@@ -142,3 +142,28 @@ def test_run_ids_and_rounds_a_runtime_adapter_stamps_itself_are_adapter_provided
     )
     assert {o["outcome"] for o in misspelt} == {"error"}
     assert "'round'" in misspelt[0]["message"]
+
+
+@pytest.mark.parametrize("capability", [Capability.COMMIT_FLAGS, "commit-flags"])
+def test_an_undeclared_capability_is_named_by_its_name_not_its_enum_repr(
+    capability: str,
+) -> None:
+    from memconform.steps.common import require_capability
+
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_capability(frozenset(), capability)
+    assert str(skipped.value.msg).endswith("the capability 'commit-flags'")
+    assert "<Capability" not in str(skipped.value.msg)
+
+
+def test_an_undeclared_capability_reads_by_name_in_the_verdict_reason() -> None:
+    from dataclasses import replace
+
+    from memconform.reports.verdict import _unclaimed
+
+    rule = next(r for r in load_catalogue().rules if r.id == "ST-017")
+    for capability in (Capability.COMMIT_FLAGS, "commit-flags"):
+        verdict, reason, _, _ = _unclaimed(replace(rule, capability=capability), [])
+        assert verdict == "unsupported"
+        assert "the capability 'commit-flags'" in reason
+        assert "<Capability" not in reason

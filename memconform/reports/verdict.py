@@ -332,7 +332,7 @@ def _unclaimed(
     ``informational`` with what was ``measured``; a kit crash stays an error of
     the kit; otherwise it is ``unsupported``.
     """
-    declared = f"the store does not declare the capability {rule.capability!r}"
+    declared = f"the store does not declare the capability {str(rule.capability)!r}"
     verdict, reason, kit_error = _judge(rule, own)
     if kit_error:
         return "error", reason, True, None

@@ -195,7 +195,8 @@ def measures_unclaimed(config: pytest.Config, capability: str) -> bool:
 def require_capability(capabilities: Iterable[str], capability: str) -> None:
     """End the scenario as ``unsupported`` unless ``capability`` is declared."""
     if capability not in set(capabilities):
-        unsupported(f"the store does not declare the capability {capability!r}")
+        # str() first: a Capability member's repr is <Capability.X: 'x'>, not its name
+        unsupported(f"the store does not declare the capability {str(capability)!r}")
 
 
 def transcript_table(messages: Sequence[Message]) -> str:
