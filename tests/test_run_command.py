@@ -170,8 +170,12 @@ def test_a_store_that_cannot_be_opened_fails_fast_with_exit_3(
     assert core
     assert {r["verdict"] for r in core} == {"error"}
     assert all(cause in r["reason"] for r in core)
-    # what the store would declare is unknown: no capability rule passes either
-    assert {r["verdict"] for r in store_rules} <= {"error", "unsupported"}
+    # what the store would declare is unknown: its capability rules are errors
+    # too (the kit could not judge them), never unsupported
+    claimed = [r for r in store_rules if r["capability"] is not None]
+    assert claimed
+    assert {r["verdict"] for r in store_rules} == {"error"}
+    assert all(cause in r["reason"] for r in claimed)
     assert results["footer"]["complete"] is True
     assert results["footer"]["exit_code"] == 3
 
@@ -190,6 +194,7 @@ def test_a_runtime_that_cannot_be_built_fails_fast_with_exit_3(tmp_path: Path) -
     runtime_rules = [r for r in results["rules"] if r["subject"] == "runtime"]
     assert "pass" not in {r["verdict"] for r in runtime_rules}
     assert "error" in {r["verdict"] for r in runtime_rules}
+    assert {r["verdict"] for r in runtime_rules} == {"error"}  # capability rules too
 
 
 @pytest.mark.slow

@@ -7,8 +7,10 @@ catalogue rule, in catalogue order:
    stated and does not hold it, when its subject is not the run's subject (a
    ``store`` run scores store rules, a ``runtime`` run runtime rules, ``both``
    scores all), or when it is an ``untested`` MAY rule that no scenario ran.
-2. Undeclared capability. A rule whose capability the store does not
-   declare is never ``pass``: only its own scenarios (those tagged with that
+2. Undeclared capability. (Not when the store could not be opened: the
+   header's ``adapter_error`` says so, what it declares is unknown, and its
+   capability rules are judged like the others, ``error``.) A rule whose
+   capability the store does not declare is never ``pass``: only its own scenarios (those tagged with that
    capability) decide it, so a check that merely names it (a property run over
    every store) changes nothing, and the verdict is the same in every run.
    When they ran to a result anyway (``--memconform-measure-unclaimed``) the
@@ -459,6 +461,10 @@ def build_results(
             by_rule.setdefault(rule_id, []).append((evidence, needs))
     provided = _provided(head, outcomes)
     claimed = {"core", *head["store"]["capabilities"]}
+    # a store that could not be opened (or a runtime that could not be built)
+    # declared nothing the kit could read: its capability rules are not
+    # unclaimed but unjudged, the adapter's error like every other rule
+    unopened = bool(head["extra"].get("adapter_error"))
 
     selection = head["selection"]
     selected: set[str] | None = None
@@ -481,7 +487,7 @@ def build_results(
         measured: str | None = None
         if excluded is not None:
             verdict, reason = "not-scored", excluded
-        elif rule.capability is not None and rule.capability not in claimed:
+        elif rule.capability is not None and rule.capability not in claimed and not unopened:
             scenarios = tuple(s for s, needs in entries if rule.capability in needs)
             verdict, reason, kit_error, measured = _unclaimed(rule, scenarios)
             rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
