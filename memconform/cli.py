@@ -870,7 +870,7 @@ def _run(args: argparse.Namespace) -> int:
             coverage = measurement.summarise(data_dir, measured, out_dir / COVERAGE_HTML)
     code = _finish(
         args, catalogue, selection, baseline, identity, session.outcomes, started, coverage,
-        stopped,
+        stopped, session.collected,
     )
     if broken:
         code = EXIT_KIT  # the suite's pytest failed on its own: a bug of the kit
@@ -896,6 +896,7 @@ def _finish(
     started: str,
     coverage: dict[str, Any] | None = None,
     stopped_early: str | None = None,
+    collected: dict[str, list[str]] | None = None,
 ) -> int:
     """Judge ``outcomes``, write the report files, print the summary; the exit code."""
     from memconform import reports
@@ -918,7 +919,7 @@ def _finish(
         "certify": bool(args.certify),
         "stopped_early": stopped_early,
     }
-    results = reports.build_results(outcomes, catalogue, header, baseline)
+    results = reports.build_results(outcomes, catalogue, header, baseline, collected=collected)
     if coverage is not None:
         results = dataclasses.replace(results, coverage=coverage)
     if getattr(args, "fingerprint", False):

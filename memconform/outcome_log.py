@@ -9,16 +9,23 @@ back with :func:`read_outcomes`; because every line is on disk as it happens,
 a run cut short (interrupted, killed, past its deadline) still leaves every
 outcome it reached, and a file without the closing line says the session never
 finished.
+
+Beside it, :func:`write_collected` keeps which scenarios the session meant to
+run, rule by rule (``PATH.collected``, written once collection is over, by
+whichever process collected), so a run that stopped early can tell a rule
+whose scenarios all ran from one whose scenarios were cut off.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["OutcomeLog", "SessionOutcomes", "read_outcomes"]
+__all__ = ["OutcomeLog", "SessionOutcomes", "read_outcomes", "write_collected"]
 
 _SESSION = "session"
 
@@ -51,12 +58,46 @@ class OutcomeLog:
 class SessionOutcomes:
     """An outcomes file read back: the ``outcomes`` in node id order, whether
     the session ``finished`` (the closing line is there), its pytest
-    ``exitstatus`` and why it ``stopped`` early (``None``: it did not)."""
+    ``exitstatus``, why it ``stopped`` early (``None``: it did not) and the
+    node ids ``collected`` for each rule (``None``: the session never finished
+    collecting, or did not say)."""
 
     outcomes: list[dict[str, Any]]
     finished: bool
     exitstatus: int | None
     stopped: str | None
+    collected: dict[str, list[str]] | None = None
+
+
+def _collected_path(path: Path) -> Path:
+    return path.with_name(path.name + ".collected")
+
+
+def write_collected(path: Path, items: Iterable[tuple[str, Iterable[str]]]) -> None:
+    """Record, beside the outcomes file ``path``, the node ids due for each rule
+    (``items``: node id and its rules). Written whole or not at all: with
+    pytest-xdist every worker collects the same scenarios and writes the same."""
+    due: dict[str, list[str]] = {}
+    for nodeid, rules in items:
+        for rule in rules:
+            due.setdefault(rule, []).append(nodeid)
+    target = _collected_path(path)
+    scratch = target.with_name(f"{target.name}.{os.getpid()}")
+    scratch.write_text(json.dumps({"collected": due}), encoding="utf-8")
+    os.replace(scratch, target)
+
+
+def _read_collected(path: Path) -> dict[str, list[str]] | None:
+    target = _collected_path(path)
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    raw = data.get("collected") if isinstance(data, Mapping) else None
+    if not isinstance(raw, Mapping):
+        return None
+    return {str(rule): [str(n) for n in ids] for rule, ids in raw.items()
+            if isinstance(ids, list)}
 
 
 def read_outcomes(path: Path) -> SessionOutcomes:
@@ -78,8 +119,9 @@ def read_outcomes(path: Path) -> SessionOutcomes:
         else:
             outcomes.append(record)
     outcomes.sort(key=lambda o: str(o.get("nodeid", "")))
+    collected = _read_collected(path)
     if session is None:
-        return SessionOutcomes(outcomes, False, None, None)
+        return SessionOutcomes(outcomes, False, None, None, collected)
     status = session.get("exitstatus")
     stopped = session.get("stopped")
     return SessionOutcomes(
@@ -87,4 +129,5 @@ def read_outcomes(path: Path) -> SessionOutcomes:
         True,
         status if isinstance(status, int) else None,
         str(stopped) if stopped else None,
+        collected,
     )

@@ -298,6 +298,32 @@ def test_maxfail_stops_after_the_first_failing_scenario_and_says_so(tmp_path: Pa
 
 
 @pytest.mark.slow
+def test_a_rule_whose_scenarios_were_cut_off_by_maxfail_is_inconclusive_never_pass(
+    tmp_path: Path,
+) -> None:
+    """ST-001's ten scenarios pass, ST-002's fails next and -x stops the run
+    before ST-001's generated check: ST-001 did not all run, so it is not
+    ``pass``; the report is incomplete and the exit code is not 0."""
+    code, results, output = _run(
+        tmp_path, "--store", "memory://", "--rule", "ST-001", "--rule", "ST-002",
+        "--mutant", "store-caller-timestamp-order", "-x",
+    )
+    assert code == 1, output
+    rules = {r["id"]: r for r in results["rules"]}
+    assert rules["ST-002"]["verdict"] == "fail"
+    cut = rules["ST-001"]
+    assert cut["verdict"] == "inconclusive", cut["reason"]
+    assert cut["reason"].startswith(
+        "the run stopped before all of this rule's scenarios ran (-x: stopped after 1 "
+        "failing scenario)"
+    )
+    assert {s["outcome"] for s in cut["scenarios"]} == {"passed"}
+    assert "pass" not in {r["verdict"] for r in results["rules"]}
+    assert results["footer"]["complete"] is False
+    assert results["footer"]["exit_code"] == 1
+
+
+@pytest.mark.slow
 def test_past_the_deadline_the_run_stops_and_says_why(tmp_path: Path) -> None:
     code, results, output = _run(tmp_path, "--store", "memory://", "--deadline", "0.001")
     assert code == 1, output

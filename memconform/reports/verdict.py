@@ -10,9 +10,10 @@ catalogue rule, in catalogue order:
 2. Undeclared capability. (Not when the store could not be opened: the
    header's ``adapter_error`` says so, what it declares is unknown, and its
    capability rules are judged like the others, ``error``.) A rule whose
-   capability the store does not declare is never ``pass``: only its own scenarios (those tagged with that
-   capability) decide it, so a check that merely names it (a property run over
-   every store) changes nothing, and the verdict is the same in every run.
+   capability the store does not declare is never ``pass``: only its own
+   scenarios (those tagged with that capability) decide it, so a check that
+   merely names it (a property run over every store) changes nothing, and the
+   verdict is the same in every run.
    When they ran to a result anyway (``--memconform-measure-unclaimed``) the
    rule is ``informational`` and ``measured`` says what they showed; otherwise
    it is ``unsupported``. A kit crash among them is still a kit error.
@@ -25,6 +26,9 @@ catalogue rule, in catalogue order:
    else any ``passed`` → ``pass``; else any ``unsupported`` → ``unsupported``;
    else (no scenario, or all skipped) → ``not-run``, and the report is
    incomplete.
+   A run that stopped early (``stopped_early``) shows ``pass`` only for a
+   rule all of whose collected scenarios ran; a rule some of whose scenarios
+   were cut off (or when what was due is not known) is ``inconclusive``.
 4. Adapter. A ``pass`` of a rule that ``rests_on`` something the adapter of
    its subject (store or runtime) ``provides`` itself becomes
    ``adapter-provided``: the behaviour came from the adapter, not from the
@@ -350,6 +354,33 @@ def _unclaimed(
     return "unsupported", declared, False, None
 
 
+def _cut_short(
+    rule: Rule,
+    ran: set[str],
+    reason: str,
+    stopped: str,
+    collected: Mapping[str, Iterable[str]] | None,
+) -> tuple[str, str]:
+    """A passing rule of a run that stopped early (``--maxfail``/``-x``, the
+    deadline, an interrupt): ``pass`` only when every scenario due for it ran
+    (``collected``), else ``inconclusive``; when what was due is not known,
+    nothing can show the rule whole, so it is ``inconclusive`` too. ``ran``:
+    the node ids of every scenario that ended (whatever rules it reported)."""
+    if collected is None:
+        return "inconclusive", (
+            f"the run stopped before it could be shown that all of this rule's scenarios "
+            f"ran ({stopped}); those that ran passed: {reason}"
+        )
+    due = set(collected.get(rule.id, ()))
+    missing = due - ran
+    if not missing:
+        return "pass", reason
+    return "inconclusive", (
+        f"the run stopped before all of this rule's scenarios ran ({stopped}): "
+        f"{len(due) - len(missing)} of {len(due)} ran and passed, {len(missing)} did not run"
+    )
+
+
 def _scope(
     rule: Rule, subject: str, selected: set[str] | None, has_outcomes: bool
 ) -> str | None:
@@ -435,6 +466,8 @@ def build_results(
     catalogue: Catalogue,
     header: dict[str, Any],
     baseline: Baseline | None = None,
+    *,
+    collected: Mapping[str, Iterable[str]] | None = None,
 ) -> Results:
     """Judge every catalogue rule from the scenario ``outcomes``.
 
@@ -442,7 +475,8 @@ def build_results(
     ``header`` is described in :func:`normalise_header`. Raises
     :class:`~memconform.reports.baseline.BaselineError` when the baseline names
     a rule the catalogue does not hold (a typo would otherwise hide nothing and
-    say nothing).
+    say nothing). ``collected`` (the node ids due for each rule) matters only
+    when the run stopped early: see :func:`_cut_short`.
     """
     head = normalise_header(header, catalogue)
     if baseline is not None:
@@ -460,6 +494,7 @@ def build_results(
                 continue
             by_rule.setdefault(rule_id, []).append((evidence, needs))
     provided = _provided(head, outcomes)
+    ran = {str(o.get("nodeid", "")) for o in outcomes}
     claimed = {"core", *head["store"]["capabilities"]}
     # a store that could not be opened (or a runtime that could not be built)
     # declared nothing the kit could read: its capability rules are not
@@ -493,6 +528,8 @@ def build_results(
             rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
         else:
             verdict, reason, kit_error = _judge(rule, scenarios)
+            if head["stopped_early"] and verdict == "pass":
+                verdict, reason = _cut_short(rule, ran, reason, head["stopped_early"], collected)
             verdict, reason = _adapter_provided(rule, verdict, reason, provided)
             verdict, reason, use = _apply_baseline(verdict, reason, rule, baseline, day)
             rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"

@@ -59,7 +59,7 @@ from memconform.adapters.proxy import (
 from memconform.adapters.registry import open_store
 from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
-from memconform.outcome_log import OutcomeLog
+from memconform.outcome_log import OutcomeLog, write_collected
 from memconform.pytest_entry import add_options
 from memconform.simulator.runtime import Runtime, Simulator
 from memconform.steps.common import (
@@ -618,6 +618,21 @@ def _count_failure() -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     _SESSION.session = session
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Say which scenarios are due for each rule, beside the outcomes file: a
+    run that stops early can then tell which rules it judged whole."""
+    path = session.config.getoption("--memconform-outcomes")
+    if not path:
+        return
+    write_collected(
+        Path(path),
+        (
+            (item.nodeid, sorted({m.name for m in item.iter_markers() if RULE_TAG.match(m.name)}))
+            for item in session.items
+        ),
+    )
 
 
 class _SessionState:

@@ -156,6 +156,35 @@ def test_a_run_that_stopped_early_says_so() -> None:
     assert "interrupted" in (results.incomplete_reason or "")
 
 
+def test_a_stopped_run_passes_only_the_rules_whose_scenarios_all_ran() -> None:
+    """ST-001 had a third scenario due that never ran; ST-002 and ST-003 ran
+    whole; a run that stopped early without saying what was due passes nothing."""
+    due = {
+        "ST-001": ["features/x.feature::passed ST-001", "features/x.feature::second",
+                   "features/x.feature::cut off"],
+        "ST-002": ["features/x.feature::passed ST-002"],
+        "ST-003": ["features/x.feature::second"],
+    }
+    stopped = header(stopped_early="-x: stopped after 1 failing scenario")
+    results = build_results(store_outcomes(), catalogue(), stopped, collected=due)
+    rules = _by_id(results)
+    assert rules["ST-001"].verdict == "inconclusive"
+    assert rules["ST-001"].reason == (
+        "the run stopped before all of this rule's scenarios ran (-x: stopped after 1 "
+        "failing scenario): 2 of 3 ran and passed, 1 did not run"
+    )
+    assert (rules["ST-002"].verdict, rules["ST-003"].verdict) == ("pass", "pass")
+    assert not results.complete
+    assert {c.name: c.status for c in results.classes}["core"] == "not-achieved"
+    unknown = _by_id(build_results(store_outcomes(), catalogue(), stopped))
+    assert {unknown[r].verdict for r in ("ST-001", "ST-002", "ST-003")} == {"inconclusive"}
+    assert unknown["ST-002"].reason.startswith(
+        "the run stopped before it could be shown that all of this rule's scenarios ran"
+    )
+    whole = _by_id(build_results(store_outcomes(), catalogue(), header(), collected=due))
+    assert whole["ST-001"].verdict == "pass"  # a run that went through: as before
+
+
 def test_classes_claimed_achieved_and_not_claimed() -> None:
     results = build_results(store_outcomes(), catalogue(), header(capabilities=["errors"]))
     status = {c.name: c.status for c in results.classes}
