@@ -287,6 +287,19 @@ def test_concurrent_writers_keep_batches_whole_and_in_order(
 
 
 @pytest.mark.slow
+def test_reads_by_another_process_show_whole_batches_while_a_writer_appends(
+    pg_url: str,
+) -> None:
+    from memconform.adapters.contract_checks import check_reads_during_writes
+
+    result = check_reads_during_writes(pg_url, fresh())
+    assert result.passed, result.evidence
+    # the adapter calls the row point: the read beside the held writer is deterministic
+    assert result.deterministic
+    assert "at the adapter's row point" in result.evidence
+
+
+@pytest.mark.slow
 def test_acknowledged_writes_survive_reopening_from_a_new_process(
     pg_url: str,
 ) -> None:

@@ -1,7 +1,8 @@
 """The multi-process checks against stores they must pass and stores they must
 reject: a writer killed after acknowledging (ST-032), writers released at once
 (ST-033) and kills timed over an append for stores without the row point
-(ST-034, ST-016), each run repeatedly where it depends on timing."""
+(ST-034, ST-016), and reads by another process while a writer appends (ST-036),
+each run repeatedly where it depends on timing."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from memconform.adapters.contract_checks import (
+    _judge_reads,
     check_atomic_batch,
     check_concurrent_writers,
     check_durable,
+    check_reads_during_writes,
 )
 from tests.mutant_harness import run_suite
 
@@ -123,3 +126,77 @@ def test_a_passing_kill_rule_says_how_it_passed(tmp_path: Path) -> None:
     assert "SIGKILL" in how["ST-032"][1]
     assert "released at the same instant" in how["ST-033"][1]
     assert "at the adapter's row point" in how["ST-034"][1]
+
+
+BATCHES = [["a0", "a1"], ["b0", "b1"], ["c0", "c1"]]
+
+
+@pytest.mark.parametrize(
+    ("seen", "problem"),
+    [
+        ([[], ["a0", "a1"], ["a0", "a1", "b0", "b1", "c0", "c1"]], None),
+        ([["a0", "a1", "b0", "b1", "c0", "c1"]], None),
+        ([["a0"], ["a0", "a1", "b0", "b1", "c0", "c1"]],
+         "read 1 showed part of a batch: 1 of the 2 messages of batch 1 (a0)"),
+        ([["a0", "a1", "b0"], ["a0", "a1", "b0", "b1", "c0", "c1"]],
+         "read 1 showed part of a batch: 1 of the 2 messages of batch 2 (b0)"),
+        ([["a1", "a0"], ["a0", "a1", "b0", "b1", "c0", "c1"]],
+         "read 1 showed the batches out of order: ['a1', 'a0']"),
+        ([["b0", "b1"], ["a0", "a1", "b0", "b1", "c0", "c1"]],
+         "read 1 is not the first batches as appended: ['b0', 'b1']"),
+        ([["a0", "a1", "b0", "b1"], ["a0", "a1"], ["a0", "a1", "b0", "b1", "c0", "c1"]],
+         "read 2 no longer showed ['b0', 'b1'], which an earlier read showed"),
+        ([["a0", "a1"], ["a0", "a1", "b0", "b1"]],
+         "after the writer finished, another process read 4 of the 6 acknowledged messages"),
+    ],
+    ids=["whole-batches", "all-at-once", "part-of-first", "part-of-second", "reordered",
+         "not-a-prefix", "vanished", "lost"],
+)
+def test_reads_during_writes_are_judged_batch_by_batch(
+    seen: list[list[str]], problem: str | None
+) -> None:
+    problems = _judge_reads(BATCHES, seen, final=True)
+    assert problems == ([] if problem is None else [problem])
+
+
+@pytest.mark.slow
+def test_reads_during_writes_pass_on_sqlite_at_the_row_point(tmp_path: Path) -> None:
+    result = check_reads_during_writes(_sqlite(tmp_path), "r")
+    assert result.passed, result.evidence
+    assert result.deterministic
+    assert "held inside its second batch" in result.evidence
+    assert "at the adapter's row point" in result.evidence
+
+
+@pytest.mark.slow
+def test_reads_during_writes_without_row_point_are_best_effort(tmp_path: Path) -> None:
+    """A correct store without a row point (a file rewritten whole under a
+    lock) never fails; it passes when a read fell between the batches and is
+    inconclusive otherwise, never a pass by luck."""
+    result = check_reads_during_writes(_locked(tmp_path), "r")
+    assert result.adapter_error is None, result.evidence
+    assert result.passed or not result.conclusive, result.evidence
+    assert not result.deterministic
+    assert "best effort: the store has no row point" in result.evidence
+    assert result.conclusive == ("0 of those reads" not in result.evidence)
+
+
+@pytest.mark.slow
+def test_a_store_committing_each_row_is_caught_by_a_reader_at_the_row_point(
+    tmp_path: Path,
+) -> None:
+    result = check_reads_during_writes(_sqlite(tmp_path), "r", mutant="store-commits-each-row")
+    assert not result.passed, result.evidence
+    assert result.conclusive
+    assert result.deterministic  # held at the row point: caught every time
+    assert result.adapter_error is None, result.evidence
+    assert "r-held: read 1 showed part of a batch: 2 of the 4 messages of batch 2" in (
+        result.evidence
+    )
+
+
+@pytest.mark.slow
+def test_a_store_invisible_to_other_processes_is_inconclusive_for_reads() -> None:
+    result = check_reads_during_writes("memory://", "r")
+    assert not result.conclusive
+    assert "invisible" in result.evidence

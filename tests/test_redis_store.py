@@ -240,6 +240,19 @@ def test_concurrent_writers_keep_batches_whole_and_in_order(
 
 
 @pytest.mark.slow
+def test_reads_by_another_process_show_whole_batches_while_a_writer_appends(
+    redis_url: str,
+) -> None:
+    from memconform.adapters.contract_checks import check_reads_during_writes
+
+    result = check_reads_during_writes(redis_url, fresh())
+    assert result.passed, result.evidence
+    # one Lua script per batch, no row point: judged by the polling reader only
+    assert not result.deterministic
+    assert "best effort: the store has no row point" in result.evidence
+
+
+@pytest.mark.slow
 def test_what_was_written_is_read_by_a_new_process(redis_url: str) -> None:
     t = fresh()
     store = open_redis(redis_url)

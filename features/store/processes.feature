@@ -10,7 +10,8 @@ Feature: Store promises that need several processes
   Troubleshooting: a durable failure usually means data lives in a process
   cache; a concurrent failure means positions are computed outside the write
   transaction or batches are written row by row; an atomic failure means the
-  batch is not one transaction.
+  batch is not one transaction; a reader seeing part of a batch means rows are
+  committed one by one, or read outside the writer's transaction.
 
   Rule: What was acknowledged survives its writer being killed
 
@@ -35,3 +36,11 @@ Feature: Store promises that need several processes
       Given the store claims the "atomic-batch" capability
       When a writer process is killed in the middle of appending a batch to store thread "A"
       Then a fresh process finds that batch wholly stored or wholly absent
+
+  Rule: Readers in other processes see whole batches while a writer appends
+
+    @ST-036 @concurrent-writers
+    Scenario: Store shows another process whole batches in order while they are appended
+      Given the store claims the "concurrent-writers" capability
+      When another process reads store thread "A" again and again while a writer process appends batches to it
+      Then every read showed whole batches in their order and kept what earlier reads showed

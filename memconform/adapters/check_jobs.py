@@ -17,6 +17,11 @@ and reports on stdout, one JSON object a line:
 - ``kill-target``: appends one message to ``probe`` (where given), then
   reports ``{"start": t}`` just before one large append and ``{"done": t}``
   just after it (``t`` from the monotonic clock);
+- ``watch``: reports ``{"ready": true}`` once the store is open and waits for
+  one byte on stdin; then reads the thread ``thread`` again and again, at most
+  ``steps`` reads or until it shows ``total`` messages, reporting each read
+  that differs from the one before (``{"seen": [ids]}``, the first always),
+  and ``{"reads": n}`` at the end;
 - ``poll``: reports whether the ``probe`` thread another process wrote is
   visible (``{"visible": …}``; it stops there if not), times one large append
   of its own (``{"span": seconds}``), then reads, again and again, the thread
@@ -171,6 +176,30 @@ def _kill_target(store: Any, job: Mapping[str, Any]) -> None:
     _emit({"done": time.monotonic()})
 
 
+def _watch(store: Any, job: Mapping[str, Any]) -> None:
+    thread, total, steps = job["thread"], int(job["total"]), int(job["steps"])
+    include = bool(job.get("include_uncommitted"))
+    last: list[str] | None = None
+
+    def look() -> int:
+        nonlocal last
+        got = _call("messages", store.messages, thread, None, include_uncommitted=include)
+        ids = [m.id for m in got]
+        if ids != last:
+            _emit({"seen": ids})
+            last = ids
+        return len(ids)
+
+    _emit({"ready": True})
+    os.read(sys.stdin.fileno(), 1)  # the parent lets the writer go at the same time
+    reads = 0
+    while reads < steps:
+        reads += 1
+        if look() >= total:
+            break
+    _emit({"reads": reads})
+
+
 def _count(store: Any, thread: str, include: bool) -> int:
     return len(_call("messages", store.messages, thread, None, include_uncommitted=include))
 
@@ -219,6 +248,7 @@ _JOBS = {
     "writer": _writer,
     "kill-target": _kill_target,
     "poll": _poll,
+    "watch": _watch,
 }
 
 

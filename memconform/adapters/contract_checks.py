@@ -24,6 +24,11 @@ URL and do one job of :mod:`memconform.adapters.check_jobs`, and judges what a
   not that it returned), while a reader polls the thread being written; too
   few such kills make the result inconclusive.
 
+- :func:`check_reads_during_writes`: a reader process reads a thread again
+  and again while a writer process appends batches to it (held first inside
+  a batch at the row point, where the store has one); every read must show
+  whole batches in order and keep what earlier reads showed.
+
 Every result says in its evidence how it was reached (where the kills landed,
 how many writers and rounds ran). A child whose store call raised where the
 check needs success, or that hangs past the timeout, makes the result an
@@ -53,6 +58,7 @@ __all__ = [
     "check_atomic_batch",
     "check_concurrent_writers",
     "check_durable",
+    "check_reads_during_writes",
 ]
 
 _GRACE = 1.0
@@ -570,6 +576,223 @@ def check_atomic_batch(
         f"{note}; the batch was {stored}: {len(found)} of {size} found by another process",
         details={"found": found},
     )
+
+
+def check_reads_during_writes(
+    url: str,
+    thread: str,
+    *,
+    batches: int = 24,
+    size: int = 4,
+    steps: int = 4000,
+    uncommitted: bool = False,
+    mutant: str | None = None,
+    timeout: float = 30.0,
+) -> CheckResult:
+    """Reads by another process while a writer process appends batches: each
+    read must show the first batches whole and in their order, and nothing a
+    read showed may be missing from a later one.
+
+    First, where the adapter calls the row point, a writer is held inside its
+    second batch (after ``size // 2`` of its rows) of thread ``thread-held``
+    while another process reads that thread: it must find exactly the first
+    batch, so a store that makes rows visible one by one fails every time.
+    Then a writer appends ``batches`` batches of ``size`` messages to
+    ``thread`` while a reader, released at the same instant, reads it again
+    and again (at most ``steps`` reads). Without a row point, when no read
+    fell between none and all of the batches, nothing was seen mid-write and
+    the result is inconclusive."""
+    expected = (
+        "every read by another process shows whole batches, in the order appended, and "
+        "keeps what an earlier read showed"
+    )
+    notes: list[str] = []
+    problems: list[str] = []
+    ids = [[f"w0-b{b}-{i}" for i in range(size)] for b in range(batches)]
+    total = batches * size
+    try:
+        held = _read_held(url, f"{thread}-held", size, uncommitted, mutant, timeout)
+        if held is not None:
+            note, found = held
+            notes.append(note)
+            problems += [f"{thread}-held: {p}" for p in _judge_reads(ids[:2], [found], final=False)]
+        seen, reads = _watched(url, thread, batches, size, steps, uncommitted, mutant, timeout)
+    except _ChildError as exc:
+        return _error_result(expected, exc)
+    if not seen[-1]:
+        return _invisible(expected)
+    problems += _judge_reads(ids, seen, final=True)
+    between = sum(1 for got in seen[:-1] if 0 < len(got) < total)
+    notes.append(
+        f"{'' if held is not None else 'best effort: the store has no row point; '}"
+        f"another process read the thread {reads} times while a writer appended {batches} "
+        f"batches of {size}, {between} of those reads showing some but not all of them"
+    )
+    how = "; ".join(notes)
+    if problems:
+        return CheckResult(
+            False, expected, "\n".join([*problems[:8], how]),
+            deterministic=held is not None, details={"seen": seen},
+        )
+    if held is None and between == 0:
+        return CheckResult(
+            False, expected, f"no read fell while the batches were being appended ({how})",
+            deterministic=False, conclusive=False,
+        )
+    return CheckResult(
+        True, expected,
+        f"{how}; every read showed whole batches in order and kept what earlier reads showed",
+        deterministic=held is not None,
+    )
+
+
+def _read_held(
+    url: str, thread: str, size: int, uncommitted: bool, mutant: str | None, timeout: float
+) -> tuple[str, list[str]] | None:
+    """A reader opens the store first; then a writer of two batches is held at
+    the row point inside the second while the reader reads once. A reader
+    still waiting after :data:`_GRACE` seconds is kept waiting by the writer (a
+    lock: allowed) and reads once the writer is let go. ``(how, ids read)``,
+    or ``None`` when the store has no row point."""
+    reader = _spawn(
+        _job("watch", url, mutant, timeout, thread=thread, total=2 * size, steps=1,
+             include_uncommitted=uncommitted),
+        stdin=True,
+    )
+    try:
+        _ready(reader, "reading", timeout)
+    except _ChildError:
+        _kill(reader, "a child of a check that went wrong")
+        raise
+    reached_r, reached_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    proc = _spawn(
+        _job("writer", url, mutant, timeout, writer=0, shared=thread, own=None, batches=2,
+             size=size),
+        extra_env={PAUSE_ENV: pause_env_value(size + size // 2, reached_w, hold_r)},
+        pass_fds=(reached_w, hold_r),
+    )
+    os.close(reached_w)
+    os.close(hold_r)
+    line: dict[str, Any] | None = None
+    held = False
+    try:
+        held = _wait_reached(reached_r, timeout * 4)
+        _release(reader)  # its one read, while the writer is held (if it has a row point)
+        if held:
+            line = _read_line(reader, _GRACE)
+    finally:
+        with contextlib.suppress(BrokenPipeError, OSError):
+            os.write(hold_w, b"g")
+        os.close(hold_w)
+        os.close(reached_r)
+        try:
+            _finish(proc, timeout * 4, "held writer")
+        finally:
+            rest = _finish(reader, timeout * 4, "reading")
+    if not held:
+        return None
+    if line is not None and "seen" in line:
+        return (
+            f"a writer was held inside its second batch (after {size // 2} of its {size} "
+            f"rows, at the adapter's row point) while another process read the thread",
+            [str(i) for i in line["seen"]],
+        )
+    seen = [[str(i) for i in r["seen"]] for r in rest if "seen" in r]
+    return (
+        f"a writer was held inside its second batch (after {size // 2} of its {size} rows, "
+        "at the adapter's row point); another process reading meanwhile waited for it",
+        seen[0] if seen else [],
+    )
+
+
+def _ready(proc: subprocess.Popen[str], what: str, timeout: float) -> None:
+    """Wait for a child's ``{"ready": true}``."""
+    line = _read_line(proc, timeout * 4)
+    if line is None or not line.get("ready"):
+        _release(proc)
+        _finish(proc, timeout * 4, what)
+        raise _ChildError("open", f"the {what} process ended before it was ready")
+
+
+def _watched(
+    url: str, thread: str, batches: int, size: int, steps: int, uncommitted: bool,
+    mutant: str | None, timeout: float,
+) -> tuple[list[list[str]], int]:
+    """A writer and a polling reader released at the same instant: every
+    distinct read, in order, then a fresh process's read once the writer
+    finished; and how many reads the poller made."""
+    writer = _spawn(
+        _job("writer", url, mutant, timeout, writer=0, shared=thread, own=None,
+             batches=batches, size=size, barrier=True),
+        stdin=True,
+    )
+    reader = _spawn(
+        _job("watch", url, mutant, timeout, thread=thread, total=batches * size, steps=steps,
+             include_uncommitted=uncommitted),
+        stdin=True,
+    )
+    seen: list[list[str]] = []
+    reads = 0
+    try:
+        _ready(writer, "writer", timeout)
+        _ready(reader, "reading", timeout)
+        _release(reader)
+        _release(writer)
+        for line in _finish(reader, timeout * 8, "reading"):
+            if "seen" in line:
+                seen.append([str(i) for i in line["seen"]])
+            reads = int(line.get("reads", reads))
+        _finish(writer, timeout * 8, "writer")
+    finally:
+        for proc in (writer, reader):
+            if proc.poll() is None:
+                _kill(proc, "a child of a check that went wrong")
+    final = _read_threads(url, mutant, timeout, [thread], uncommitted=uncommitted)[thread]
+    return [*seen, final], reads
+
+
+def _judge_reads(
+    batches: list[list[str]], seen: list[list[str]], *, final: bool
+) -> list[str]:
+    """What is wrong with the reads ``seen`` (in the order they were made; with
+    ``final`` the last one came after the writer finished) of a thread a
+    writer appended ``batches`` to: each must be the first few batches, whole
+    and in order, none may lose a message an earlier one showed, and the final
+    one must hold them all."""
+    whole = [m for batch in batches for m in batch]
+    boundaries = {0}
+    for one in batches:
+        boundaries.add(max(boundaries) + len(one))
+    problems: list[str] = []
+    before: list[str] = []
+    for n, ids in enumerate(seen, 1):
+        where = "the read after the writer finished" if final and n == len(seen) else f"read {n}"
+        if ids == whole[: len(ids)] and len(ids) not in boundaries:
+            cut = next(b for b, one in enumerate(batches) if ids[-1] in one)
+            shown = sum(1 for m in batches[cut] if m in ids)
+            problems.append(
+                f"{where} showed part of a batch: {shown} of the {len(batches[cut])} "
+                f"messages of batch {cut + 1} ({', '.join(ids[-shown:])})"
+            )
+        elif ids != whole[: len(ids)]:
+            if sorted(ids) == sorted(whole[: len(ids)]):
+                problems.append(f"{where} showed the batches out of order: {ids[:12]}")
+            else:
+                problems.append(
+                    f"{where} is not the first batches as appended: {ids[:12]}"
+                    + ("…" if len(ids) > 12 else "")
+                )
+        gone = [m for m in before if m not in ids]
+        if gone:
+            problems.append(f"{where} no longer showed {gone[:8]}, which an earlier read showed")
+        before = ids
+    if final and seen and seen[-1] != whole:
+        problems.append(
+            f"after the writer finished, another process read {len(seen[-1])} of the "
+            f"{len(whole)} acknowledged messages"
+        )
+    return list(dict.fromkeys(problems))
 
 
 def _invisible(expected: str) -> CheckResult:

@@ -1,7 +1,8 @@
 """Store mutants that only several processes can catch: a store that keeps
 acknowledged writes in process memory until it is closed, one that loses
-updates under concurrent writers, and two that claim ``atomic-batch`` but
-commit row by row without the kit's row point.
+updates under concurrent writers, two that claim ``atomic-batch`` but
+commit row by row without the kit's row point, and one that commits row by
+row through it (readers in other processes see its batches grow).
 
 Each is opened over the store under test (it must be a file store such as
 SQLite: the mutant keeps its own data in a file next to it, named after the
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memconform.adapters.contract import DuplicateIdError, UnsupportedValueError, check_limit
+from memconform.adapters.faults import batch_row_pause
 from memconform.mutants import Mutant
 from memconform.values import Message
 
@@ -155,10 +157,14 @@ class RowByRow:
         for message in batch:
             if self._bad(message):
                 raise UnsupportedValueError("a text holds a lone surrogate")
+            self._before_row()
             self._db.execute(  # one transaction per row
                 "INSERT INTO rows (thread, id, body) VALUES (?, ?, ?)",
                 (thread_id, message.id, json.dumps(message.to_json())),
             )
+
+    def _before_row(self) -> None:
+        """Nothing: this store offers the kit no row point."""
 
     def messages(
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
@@ -182,6 +188,15 @@ class ChecksThenRowByRow(RowByRow):
     checks_up_front = True
 
 
+class CommitsEachRow(RowByRow):
+    """Passes each row through the kit's row point but commits it on its own,
+    with no transaction around the batch: another process reading meanwhile
+    sees the batch grow row by row, and a failure in the middle leaves part."""
+
+    def _before_row(self) -> None:
+        batch_row_pause()
+
+
 def _mutant(name: str, cls: type, kills: str) -> Mutant:
     doc = (cls.__doc__ or "").strip().splitlines()[0]
     return Mutant(
@@ -195,6 +210,7 @@ MUTANTS: list[Mutant] = [
     _mutant("store-lost-update", LostUpdateFile, "ST-033"),
     _mutant("store-row-by-row", RowByRow, "ST-016 ST-034"),
     _mutant("store-checks-then-row-by-row", ChecksThenRowByRow, "ST-034"),
+    _mutant("store-commits-each-row", CommitsEachRow, "ST-016 ST-034 ST-036"),
 ]
 """Every multi-process store mutant; ``kills`` lists the rules whose scenarios
 reject it (on a SQLite store)."""

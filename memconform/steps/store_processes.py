@@ -1,6 +1,7 @@
 """Step definitions of the ``store`` profile that need several processes
-(``features/store/processes.feature``): durable, concurrent writers and atomic
-batches, judged by :mod:`memconform.adapters.contract_checks`.
+(``features/store/processes.feature``): durable, concurrent writers, reads
+while another process writes and atomic batches, judged by
+:mod:`memconform.adapters.contract_checks`.
 
 Each check's evidence says how it was reached; it becomes the message of a
 passing scenario (:func:`memconform.steps.common.how_passed`), the evidence of
@@ -15,6 +16,7 @@ from memconform.adapters.contract_checks import (
     check_atomic_batch,
     check_concurrent_writers,
     check_durable,
+    check_reads_during_writes,
 )
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.steps.common import Mismatch, how_passed, inconclusive
@@ -94,6 +96,28 @@ def _killed(
     )
 
 
+@when(
+    parsers.parse(
+        'another process reads store thread "{name}" again and again while a writer process '
+        "appends batches to it"
+    )
+)
+def _reads_during_writes(
+    request: pytest.FixtureRequest,
+    store: RecordingStore,
+    store_scene: StoreScene,
+    store_url: str,
+    name: str,
+) -> None:
+    store_scene.check = check_reads_during_writes(
+        store_url,
+        store_scene.thread(name),
+        uncommitted="commit-flags" in store.capabilities,
+        mutant=_mutant(request),
+        timeout=_timeout(request),
+    )
+
+
 def _check_passed(
     request: pytest.FixtureRequest, store: RecordingStore, scene: StoreScene, what: str
 ) -> None:
@@ -137,3 +161,10 @@ def _atomic_ok(
     request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
 ) -> None:
     _check_passed(request, store, store_scene, "the batch whose writer was killed")
+
+
+@then("every read showed whole batches in their order and kept what earlier reads showed")
+def _reads_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
+) -> None:
+    _check_passed(request, store, store_scene, "what another process read while a writer appended")
