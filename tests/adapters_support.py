@@ -546,7 +546,9 @@ def check_conversation(command: list[str]) -> None:
 NO_ROW_POINT = frozenset({"ST-016"})
 """Rules a store whose rows the kit's in-process row point cannot reach (a
 server-side script, a store in another process) gets ``inconclusive``: the
-kit cannot inject a failure in the middle of its batch."""
+kit cannot inject a failure in the middle of its batch. Such adapters do not
+call the row point where no row is written (it would make the fault miss the
+write and pass); see memconform/adapters/redis.py."""
 
 
 def check_store_features(

@@ -29,6 +29,14 @@ flag changes are scripts too. The scripts check everything before their first
 write; only a server failure in the middle of a script (for example running
 out of memory with ``maxmemory`` set) could leave part of a batch behind.
 
+The store does not call the kit's row point
+(:func:`memconform.adapters.faults.batch_row_pause`): the client writes no
+row, the server runs the whole script, so a row point called from here would
+stand before or after the write, never inside it, and a fault or a kill there
+would pass by construction. ST-016 is therefore ``inconclusive`` for this
+store (the kit cannot fail its batch in the middle), and its ``core`` class is
+not achieved; ST-034 and ST-036 judge it by timed kills and a polling reader.
+
 What it declares, honestly:
 
 - ``durable`` only when the server logs every write to an append-only file
