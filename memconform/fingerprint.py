@@ -226,7 +226,9 @@ class _Crashed(BaseException):
 
 class _CrashingStore:
     """Lets ``after`` appends through, then raises :class:`_Crashed` right after the
-    store acknowledged the last of them (the write is kept)."""
+    store acknowledged the last of them (the write is kept). A dead process writes
+    nothing more: every later call raises :class:`_Crashed` too, so a runtime
+    catching it (or writing in a ``finally``) stores nothing after its death."""
 
     def __init__(self, inner: Any, after: int) -> None:
         self._inner = inner
@@ -235,7 +237,14 @@ class _CrashingStore:
         self.crashed_batch: list[str] | None = None
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+        target = getattr(self._inner, name)
+        if self.crashed_batch is None or not callable(target):
+            return target
+
+        def dead(*args: Any, **kwargs: Any) -> Any:
+            raise _Crashed(f"{name} after the process died")
+
+        return dead
 
     @property
     def capabilities(self) -> Any:
@@ -244,6 +253,8 @@ class _CrashingStore:
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> Any:
         """Delegate; crash right after the ``after``-th call returned."""
+        if self.crashed_batch is not None:
+            raise _Crashed("append after the process died")
         self._calls += 1
         result = self._inner.append(thread_id, batch)
         if self._calls == self._after:

@@ -3,6 +3,7 @@ runtime implements, and every save-policy mutant differs from the policy it brea
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -285,3 +286,34 @@ def test_cli_fingerprint_of_a_runtime_without_the_profile_exits_3(
 ) -> None:
     assert main(["fingerprint", "--runtime", "tests.test_fingerprint:no_save_policy"]) == 3
     assert "save-policy profile" in capsys.readouterr().err
+
+
+class _WritesAfterDeath:
+    """The reference, but it survives anything and appends a note when it ends."""
+
+    def __init__(self) -> None:
+        from memconform.simulator.runtime import Simulator
+
+        self._simulator = Simulator()
+        self.profiles = self._simulator.profiles
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        from memconform.values import Message
+
+        try:
+            return self._simulator.execute(script, env)
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                env.store.append(script["thread"], [Message(id="late", role="system", text="x")])
+            return {"runs": []}
+
+
+def writes_after_death() -> _WritesAfterDeath:
+    return _WritesAfterDeath()
+
+
+def test_nothing_is_stored_after_the_simulated_crash() -> None:
+    result = fingerprint(subject_for("tests.test_fingerprint:writes_after_death", "message"))
+    crashed = result.observed["crash after write 1"]
+    assert crashed.stored == "user"
+    assert crashed.appends == "[user]"
