@@ -341,6 +341,20 @@ def test_python_server_over_memory_passes_the_store_features(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.slow
+def test_python_server_over_sqlite_shows_other_processes_whole_batches(tmp_path: Path) -> None:
+    """ST-036 through stdio: the server child writes, out of reach of the kit's
+    row point, so the polling reader alone judges it (best effort)."""
+    from memconform.adapters.contract_checks import check_reads_during_writes
+
+    db = tmp_path / "s.db"
+    url = f"stdio:{shlex.join([*SERVER, f'sqlite:///{db}'])}"
+    result = check_reads_during_writes(url, "r")
+    assert result.adapter_error is None, result.evidence
+    assert result.passed or not result.conclusive, result.evidence
+    assert "best effort: the store has no row point" in result.evidence
+
+
 @pytest.mark.parametrize(
     ("line", "valid"),
     [
