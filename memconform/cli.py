@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -82,12 +83,23 @@ FORMAT: dict[str, Any] = {
 }
 RUN_DESCRIPTION = """Run the conformance suite against one subject and write the report.
 
-What is judged:
-  (no --store, no --runtime)  every rule: the reference simulator on a temporary SQLite store
-  --store URL                 the store-subject rules (every rule a store owes any runtime)
-  --runtime module:factory    the runtime-subject rules (the runtime on the reference store)
-  --profile P, --rule ID      narrow that to the rules of these profiles and these ids
-  --certify                   everything, thoroughly; refuses any narrowing"""
+What is judged, and what runs:
+  (no --store, no --runtime)  every rule: the reference simulator on a temporary SQLite store;
+                              every scenario runs
+  --store URL                 every store-subject rule, whichever profile holds it (all of
+                              `store` and the store rules of the runtime profiles); only the
+                              scenarios tagged with a store rule run, the runtime rules are
+                              reported not-scored
+  --runtime module:factory    every runtime-subject rule (the runtime on the reference store);
+                              only the scenarios tagged with a runtime rule run
+  --profile P                 narrows that to the rules of profile P (its rules of the subject
+                              judged: --store --profile store is the `store` profile alone)
+  --rule ID                   narrows that to rule ID; with --profile, the rules of either
+  --certify                   everything, thoroughly; refuses any narrowing
+
+On a terminal a progress line counts the scenarios as they end; in a CI log (no
+terminal, or CI set) nothing is printed until the summary. pytest's own output is
+in pytest.log in the report folder."""
 
 
 FINGERPRINT_DESCRIPTION = """Run the save-policy failure matrix of document 000 on a runtime and on
@@ -130,12 +142,20 @@ def _parser() -> argparse.ArgumentParser:
         "run", help="run the conformance suite and write a report", **sub_options,
         description=RUN_DESCRIPTION,
     )
-    run.add_argument("--store", help="store under test as a URL (default: SQLite, temporary)")
-    run.add_argument("--runtime", help="runtime under test as module:factory")
+    run.add_argument(
+        "--store",
+        help="store under test as a URL; judges every store-subject rule and runs only "
+        "their scenarios (default: SQLite, temporary, and every rule)",
+    )
+    run.add_argument(
+        "--runtime",
+        help="runtime under test as module:factory; judges every runtime-subject rule and "
+        "runs only their scenarios",
+    )
     run.add_argument("--out", default="memconform-report", help="report folder")
     run.add_argument(
         "--profile", action="append", default=[],
-        help=f"only the rules of this profile; repeatable ({_P})",
+        help=f"only the rules of this profile (of the subject judged); repeatable ({_P})",
     )
     run.add_argument(
         "--rule", action="append", default=[],
@@ -667,6 +687,78 @@ def _stopped_reason(session: SessionOutcomes, args: argparse.Namespace) -> str |
     return session.stopped
 
 
+PROGRESS_EVERY = 0.25
+"""Seconds between two updates of the progress line on a terminal."""
+
+
+class _Progress:
+    """The progress line of a run on a terminal: scenarios ended of those the
+    session runs, how many of them failed, and the latest one, rewritten in
+    place (``\\r``) as the outcomes file grows; :meth:`close` shows the last
+    state and clears the line before the summary is printed."""
+
+    def __init__(self, outcomes: Path, stream: Any) -> None:
+        self._path = outcomes
+        self._stream = stream
+        self._offset = 0
+        self._pending = ""
+        self._done: set[str] = set()
+        self._failing: set[str] = set()
+        self._total: int | None = None
+        self._latest = ""
+        self._shown = ""
+
+    def _read(self) -> None:
+        try:
+            with self._path.open(encoding="utf-8") as file:
+                file.seek(self._offset)
+                chunk = file.read()
+                self._offset = file.tell()
+        except OSError:
+            return
+        lines = (self._pending + chunk).split("\n")
+        self._pending = lines.pop()  # a line not yet written whole
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(record, dict) or "session" in record:
+                continue
+            if isinstance(record.get("collected"), int):
+                self._total = record["collected"]
+                continue
+            nodeid = str(record.get("nodeid", ""))
+            self._done.add(nodeid)
+            self._latest = str(record.get("scenario") or nodeid)
+            if record.get("outcome") in ("failed", "error", "crashed"):
+                self._failing.add(nodeid)
+
+    def line(self) -> str:
+        """``memconform: [ 37/148] 2 failing · <the latest scenario>``."""
+        total = "?" if self._total is None else str(self._total)
+        count = f"[{len(self._done):>{len(total)}}/{total}]"
+        failing = f" {len(self._failing)} failing" if self._failing else ""
+        text = f"memconform: {count}{failing}"
+        if self._latest:
+            text += f" · {self._latest}"
+        width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    def show(self) -> None:
+        self._read()
+        text = self.line()
+        if text != self._shown:
+            self._stream.write("\r\x1b[K" + text)
+            self._stream.flush()
+            self._shown = text
+
+    def close(self) -> None:
+        self.show()
+        self._stream.write("\r\x1b[K")
+        self._stream.flush()
+
+
 class _Suite:
     """The suite's pytest, in a process group of its own.
 
@@ -712,17 +804,26 @@ class _Suite:
         name = signal.Signals(signum).name
         self._interrupt(f"interrupted by {name}")
 
-    def wait(self, deadline_at: float | None, *, grace: float, deadline: float | None) -> int:
-        """Wait for the suite to end; its exit status."""
+    def wait(
+        self, deadline_at: float | None, *, grace: float, deadline: float | None,
+        progress: _Progress | None = None,
+    ) -> int:
+        """Wait for the suite to end; its exit status. ``progress`` is shown
+        every :data:`PROGRESS_EVERY` seconds while it runs."""
         try:
             hard_stop = None if deadline_at is None else deadline_at + grace
             while True:
+                timeout = None if hard_stop is None else max(hard_stop - time.monotonic(), 0)
+                if progress is not None:
+                    timeout = PROGRESS_EVERY if timeout is None else min(timeout, PROGRESS_EVERY)
                 try:
-                    timeout = None if hard_stop is None else max(hard_stop - time.monotonic(), 0)
                     return self._proc.wait(timeout=timeout)
                 except subprocess.TimeoutExpired:
-                    self._interrupt(f"the deadline of {deadline:g} s passed")
-                    hard_stop = time.monotonic() + 10.0  # then kill it
+                    if progress is not None:
+                        progress.show()
+                    if hard_stop is not None and time.monotonic() >= hard_stop:
+                        self._interrupt(f"the deadline of {deadline:g} s passed")
+                        hard_stop = time.monotonic() + 10.0  # then kill it
         finally:
             self._restore()
             if self._log is not None:
@@ -844,14 +945,17 @@ def _run(args: argparse.Namespace) -> int:
             deadline_at = clock_started + args.deadline
             remaining = max(deadline_at - time.monotonic(), 0.0)
             argv += ["--memconform-deadline", f"{remaining:.3f}"]
-        if interactive:
-            argv += ["-q"]
-            log_path.write_text("(shown on the terminal)\n", encoding="utf-8")
-            suite = _Suite(argv, env, None)
-        else:
-            argv += ["-q", "--no-header", "-p", "no:warnings"]
-            suite = _Suite(argv, env, log_path)
-        returncode = suite.wait(deadline_at, grace=args.timeout, deadline=args.deadline)
+        argv += ["-q", "--no-header", "-p", "no:warnings"]
+        suite = _Suite(argv, env, log_path)
+        # On a terminal one progress line; in a CI log (no terminal) nothing until the summary.
+        progress = _Progress(outcomes_path, sys.stdout) if interactive else None
+        try:
+            returncode = suite.wait(
+                deadline_at, grace=args.timeout, deadline=args.deadline, progress=progress
+            )
+        finally:
+            if progress is not None:
+                progress.close()
         session = read_outcomes(outcomes_path)
         stopped = suite.stopped or _stopped_reason(session, args)
         broken = stopped is None and (not session.finished or returncode not in (0, 1))
@@ -926,7 +1030,8 @@ def _finish(
         results = dataclasses.replace(results, fingerprint=_run_fingerprint(args))
     written = reports.write_reports(results, out_dir)
     code: int = reports.exit_code(results)
-    _print_summary(results, written, code)
+    ran = {str(o.get("nodeid")) for o in outcomes if not str(o.get("nodeid")).startswith("<")}
+    _print_summary(results, written, code, len(ran))
     return code
 
 
@@ -954,7 +1059,7 @@ SUMMARY_VERDICTS = ("fail", "error", "stale")
 """The verdicts named rule by rule at the end of a run (as pytest's short summary)."""
 
 
-def _print_summary(results: Any, written: Sequence[Path], code: int) -> None:
+def _print_summary(results: Any, written: Sequence[Path], code: int, scenarios: int) -> None:
     data = results.to_json()
     named = [r for r in data.get("rules", []) if r.get("verdict") in SUMMARY_VERDICTS]
     if named:
@@ -968,7 +1073,7 @@ def _print_summary(results: Any, written: Sequence[Path], code: int) -> None:
             print(f"      re-run: {rule['rerun']}")
     totals = data.get("footer", {}).get("totals", {})
     shown = ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v)
-    print(f"memconform: {shown or 'no rules run'}")
+    print(f"memconform: {shown or 'no rules run'} ({_count(scenarios, 'scenario')} run)")
     for path in written:
         print(f"  wrote {path}")
     print(f"  exit code {code}")

@@ -5,7 +5,9 @@ each scenario outcome as soon as the scenario ends, flushed, then one closing
 line ``{"session": {"exitstatus": N, "stopped": REASON}}`` when the session
 ends (``stopped`` is ``null`` for a run that went through, else why it stopped
 early: ``--maxfail``, the deadline, an interrupt). ``memconform run`` reads it
-back with :func:`read_outcomes`; because every line is on disk as it happens,
+back with :func:`read_outcomes`; after collection the plugin writes
+``{"collected": N}``, the number of scenarios the session will run (the
+progress shown on a terminal counts against it); because every line is on disk as it happens,
 a run cut short (interrupted, killed, past its deadline) still leaves every
 outcome it reached, and a file without the closing line says the session never
 finished.
@@ -28,6 +30,7 @@ from typing import Any, TextIO
 __all__ = ["OutcomeLog", "SessionOutcomes", "read_outcomes", "write_collected"]
 
 _SESSION = "session"
+COLLECTED = "collected"
 
 
 class OutcomeLog:
@@ -41,6 +44,13 @@ class OutcomeLog:
         if self._file is None:
             return
         self._file.write(json.dumps(outcome) + "\n")  # ASCII: a lone surrogate stays escaped
+        self._file.flush()
+
+    def collected(self, count: int) -> None:
+        """Write how many scenarios the session will run."""
+        if self._file is None:
+            return
+        self._file.write(json.dumps({COLLECTED: count}) + "\n")
         self._file.flush()
 
     def close(self, exitstatus: int, stopped: str | None) -> None:
@@ -116,6 +126,8 @@ def read_outcomes(path: Path) -> SessionOutcomes:
             continue
         if isinstance(record.get(_SESSION), dict):
             session = record[_SESSION]
+        elif COLLECTED in record:
+            continue
         else:
             outcomes.append(record)
     outcomes.sort(key=lambda o: str(o.get("nodeid", "")))

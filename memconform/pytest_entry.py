@@ -37,7 +37,8 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "--memconform-mutant": {"help": "run against the named mutant of the kit"},
     "--memconform-subject": {
         "choices": ("store", "runtime", "both"),
-        "help": "what the run judges (default: from --memconform-store / --memconform-runtime)",
+        "help": "what the run judges (default: from --memconform-store / --memconform-runtime); "
+        "store or runtime runs only the scenarios tagged with a rule of that subject",
     },
     "--memconform-outcomes": {
         "help": "write each scenario outcome here as it ends, then how the session ended",

@@ -153,7 +153,13 @@ def test_help_names_defaults_exit_codes_and_repeatable_options(
     assert "exit codes: 0 conformant" in text
     assert "5 usage error" in text
     assert text.count("repeatable") >= 2
-    assert "--store URL the store-subject rules" in text
+    assert "--store URL every store-subject rule, whichever profile holds it" in text
+    assert "only the scenarios tagged with a store rule run" in text
+    assert "--runtime module:factory every runtime-subject rule" in text
+    assert "only the scenarios tagged with a runtime rule run" in text
+    assert "--profile P narrows that to the rules of profile P" in text
+    assert "--rule ID narrows that to rule ID" in text
+    assert "On a terminal a progress line" in text
 
 
 def test_compliance_from_results_outside_a_checkout_is_refused(

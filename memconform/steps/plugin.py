@@ -7,6 +7,8 @@ which declares the options and is the always-loaded entry point). Options:
 - ``--memconform-runtime module:factory``: the runtime under test (default: the simulator).
 - ``--memconform-mutant NAME``: replace the store or runtime with a deliberately broken one.
 - ``--memconform-subject``: ``store``, ``runtime`` or ``both`` (default: inferred).
+  A run of one subject runs only the scenarios tagged with a rule of that
+  subject; the others are deselected.
 - ``--memconform-outcomes PATH``: write each scenario outcome as it ends, then
   how the session ended (see :mod:`memconform.outcome_log`).
 - ``--memconform-timeout SECONDS``: how long one store call may take.
@@ -160,6 +162,36 @@ def pytest_configure(config: pytest.Config) -> None:
         if not config.pluginmanager.has_plugin(module):
             config.pluginmanager.register(importlib.import_module(module), module)
 
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A run of one subject runs only the scenarios that score a rule of it: a
+    scenario whose rules all belong to the other subject is deselected (a store
+    run does not spend its time on runtime rules it reports ``not-scored``).
+    Tests without rule tags (a vendor's own, beside the suite) are left alone."""
+    if _subject_of(config) == "both":
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        rules = {m.name for m in item.iter_markers() if RULE_TAG.match(m.name)}
+        (kept if not rules or rules & _SESSION.judged else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if _SESSION.log is not None:
+        _SESSION.log.collected(len(session.items))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """With pytest-xdist the controller collects nothing itself: each worker
+    collected the same scenarios."""
+    if _SESSION.log is not None:
+        _SESSION.log.collected(len(ids))
 
 # -- fixtures ----------------------------------------------------------------------
 
