@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memconform.outcome_log import OutcomeLog, read_outcomes
 
 SCENARIOS = '''
@@ -54,12 +56,18 @@ FAILING = '''
 import pytest
 
 
+class Narrowed(AssertionError):
+    rules = ("ST-001",)  # the failure is charged to the store rule alone
+
+
 @getattr(pytest.mark, "ST-001")
+@getattr(pytest.mark, "SP-001")
 def test_one():
-    assert False, "first"
+    raise Narrowed("first")
 
 
 @getattr(pytest.mark, "ST-002")
+@getattr(pytest.mark, "SP-002")
 def test_two():
     pass
 '''
@@ -88,7 +96,53 @@ def test_the_kits_maxfail_counts_only_failures_of_rules_the_run_judges(tmp_path:
         ["ST-001"], "stopped after 1 failing scenario"
     )
     # a runtime run does not score ST-001: its failure does not stop the run
-    assert _session(tmp_path, *stops, "runtime") == (["ST-001", "ST-002"], None)
+    assert _session(tmp_path, *stops, "runtime") == (["ST-001", "SP-002"], None)
+
+
+ONE_SUBJECT = '''
+import pytest
+
+
+@getattr(pytest.mark, "ST-001")
+def test_store_only():
+    pass
+
+
+@getattr(pytest.mark, "SP-001")
+def test_runtime_only():
+    pass
+
+
+@getattr(pytest.mark, "SP-002")
+@getattr(pytest.mark, "ST-002")
+def test_both():
+    pass
+
+
+def test_untagged():
+    pass
+'''
+
+
+@pytest.mark.parametrize(
+    ("subject", "ran"),
+    [("store", ["ST-001", "SP-002"]), ("runtime", ["SP-001", "SP-002"]),
+     ("both", ["ST-001", "SP-001", "SP-002"])],
+)
+def test_a_session_of_one_subject_runs_only_the_scenarios_of_its_rules(
+    tmp_path: Path, subject: str, ran: list[str]
+) -> None:
+    (tmp_path / "test_scenarios.py").write_text(ONE_SUBJECT, encoding="utf-8")
+    out = tmp_path / "outcomes.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "test_scenarios.py", "-q", "-p", "no:cacheprovider",
+         "-p", "no:randomly", "--memconform-outcomes", str(out),
+         "--memconform-subject", subject],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )
+    assert sorted(o["rules"][0] for o in read_outcomes(out).outcomes) == sorted(ran)
+    # a test without rule tags (a vendor's own) is never deselected
+    assert done.stdout.strip().splitlines()[-1].startswith(f"{len(ran) + 1} passed")
 
 
 def test_past_the_deadline_no_scenario_starts(tmp_path: Path) -> None:
