@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 from memconform import __version__
 from memconform.adapters.proxy import DEFAULT_MAX_TIMEOUTS, DEFAULT_TIMEOUT
 from memconform.catalogue import PROFILES, Catalogue, CatalogueError, load_catalogue
-from memconform.outcome_log import SessionOutcomes, read_outcomes
+from memconform.outcome_log import SessionOutcomes, read_collected, read_outcomes
 
 __all__ = ["EXIT_ADAPTER", "EXIT_KIT", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -725,9 +725,6 @@ class _Progress:
                 continue
             if not isinstance(record, dict) or "session" in record:
                 continue
-            if isinstance(record.get("collected"), int):
-                self._total = record["collected"]
-                continue
             nodeid = str(record.get("nodeid", ""))
             self._done.add(nodeid)
             self._latest = str(record.get("scenario") or nodeid)
@@ -747,6 +744,10 @@ class _Progress:
 
     def show(self) -> None:
         self._read()
+        if self._total is None:  # written once collection is over
+            due = read_collected(self._path)
+            if due is not None:
+                self._total = len({n for ids in due.values() for n in ids})
         text = self.line()
         if text != self._shown:
             self._stream.write("\r\x1b[K" + text)

@@ -5,9 +5,7 @@ each scenario outcome as soon as the scenario ends, flushed, then one closing
 line ``{"session": {"exitstatus": N, "stopped": REASON}}`` when the session
 ends (``stopped`` is ``null`` for a run that went through, else why it stopped
 early: ``--maxfail``, the deadline, an interrupt). ``memconform run`` reads it
-back with :func:`read_outcomes`; after collection the plugin writes
-``{"collected": N}``, the number of scenarios the session will run (the
-progress shown on a terminal counts against it); because every line is on disk as it happens,
+back with :func:`read_outcomes`; because every line is on disk as it happens,
 a run cut short (interrupted, killed, past its deadline) still leaves every
 outcome it reached, and a file without the closing line says the session never
 finished.
@@ -15,7 +13,8 @@ finished.
 Beside it, :func:`write_collected` keeps which scenarios the session meant to
 run, rule by rule (``PATH.collected``, written once collection is over, by
 whichever process collected), so a run that stopped early can tell a rule
-whose scenarios all ran from one whose scenarios were cut off.
+whose scenarios all ran from one whose scenarios were cut off, and the
+progress shown on a terminal counts against it (:func:`read_collected`).
 """
 
 from __future__ import annotations
@@ -27,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["OutcomeLog", "SessionOutcomes", "read_outcomes", "write_collected"]
+__all__ = ["OutcomeLog", "SessionOutcomes", "read_collected", "read_outcomes", "write_collected"]
 
 _SESSION = "session"
-COLLECTED = "collected"
 
 
 class OutcomeLog:
@@ -44,13 +42,6 @@ class OutcomeLog:
         if self._file is None:
             return
         self._file.write(json.dumps(outcome) + "\n")  # ASCII: a lone surrogate stays escaped
-        self._file.flush()
-
-    def collected(self, count: int) -> None:
-        """Write how many scenarios the session will run."""
-        if self._file is None:
-            return
-        self._file.write(json.dumps({COLLECTED: count}) + "\n")
         self._file.flush()
 
     def close(self, exitstatus: int, stopped: str | None) -> None:
@@ -97,7 +88,9 @@ def write_collected(path: Path, items: Iterable[tuple[str, Iterable[str]]]) -> N
     os.replace(scratch, target)
 
 
-def _read_collected(path: Path) -> dict[str, list[str]] | None:
+def read_collected(path: Path) -> dict[str, list[str]] | None:
+    """The node ids due for each rule, as :func:`write_collected` kept them
+    beside the outcomes file ``path`` (``None``: not written yet)."""
     target = _collected_path(path)
     try:
         data = json.loads(target.read_text(encoding="utf-8"))
@@ -126,12 +119,10 @@ def read_outcomes(path: Path) -> SessionOutcomes:
             continue
         if isinstance(record.get(_SESSION), dict):
             session = record[_SESSION]
-        elif COLLECTED in record:
-            continue
         else:
             outcomes.append(record)
     outcomes.sort(key=lambda o: str(o.get("nodeid", "")))
-    collected = _read_collected(path)
+    collected = read_collected(path)
     if session is None:
         return SessionOutcomes(outcomes, False, None, None, collected)
     status = session.get("exitstatus")

@@ -118,11 +118,25 @@ def hang_guard(config: pytest.Config) -> HangGuard:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Stress-size scenarios (``@stress``: a batch of 10,000, a 16 MiB text) run
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A run of one subject runs only the scenarios that score a rule of it: a
+    scenario whose rules all belong to the other subject is deselected (a store
+    run does not spend its time on runtime rules it reports ``not-scored``).
+    Tests without rule tags (a vendor's own, beside the suite) are left alone.
+
+    Stress-size scenarios (``@stress``: a batch of 10,000, a 16 MiB text) run
     after every other one, in their order. A store call the kit gives up waiting
     for keeps running in a thread no one can stop; run last, it cannot slow the
     calls, and so change the verdicts, of the rules judged after it."""
+    if _subject_of(config) != "both":
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            rules = {m.name for m in item.iter_markers() if RULE_TAG.match(m.name)}
+            (kept if not rules or rules & _SESSION.judged else dropped).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
     items.sort(key=lambda item: item.get_closest_marker("stress") is not None)
 
 
@@ -163,35 +177,6 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(importlib.import_module(module), module)
 
 
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A run of one subject runs only the scenarios that score a rule of it: a
-    scenario whose rules all belong to the other subject is deselected (a store
-    run does not spend its time on runtime rules it reports ``not-scored``).
-    Tests without rule tags (a vendor's own, beside the suite) are left alone."""
-    if _subject_of(config) == "both":
-        return
-    kept: list[pytest.Item] = []
-    dropped: list[pytest.Item] = []
-    for item in items:
-        rules = {m.name for m in item.iter_markers() if RULE_TAG.match(m.name)}
-        (kept if not rules or rules & _SESSION.judged else dropped).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if _SESSION.log is not None:
-        _SESSION.log.collected(len(session.items))
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
-    """With pytest-xdist the controller collects nothing itself: each worker
-    collected the same scenarios."""
-    if _SESSION.log is not None:
-        _SESSION.log.collected(len(ids))
 
 # -- fixtures ----------------------------------------------------------------------
 
