@@ -196,12 +196,41 @@ def test_anvia_main_appends_the_tool_call_before_the_tool_runs(proxy: RecordingS
     assert kinds.index("tool") > 2  # load, user append, tool-call append, then the tool
 
 
-def test_anvia_main_stores_a_pending_tool_call_before_suspending(proxy: RecordingStore) -> None:
-    script = base_script("t", "message")
+def _needing_approval(policy: str, answer: dict[str, Any]) -> dict[str, Any]:
+    script = base_script("t", policy)
     script["model"]["agent"][0]["tool_calls"][0]["needs_approval"] = True
+    script["runs"].append({"resume": answer})
+    return script
+
+
+def test_anvia_main_answers_an_approval_during_the_run(proxy: RecordingStore) -> None:
+    """The main line never suspends: the approved tool runs inside the first run,
+    and the later resume finds nothing to resume."""
+    observation = _observe(_needing_approval("message", {"approved": True}), proxy, "anvia-main")
+    first, second = observation["runs"]
+    assert first["outcome"] == "completed"
+    assert _batches(observation) == "[user] [assistant] [tool] [assistant]"
+    assert len([e for e in observation["timeline"] if e["kind"] == "tool"]) == 1
+    assert (second["outcome"], second["error"]["type"]) == ("failed", "NothingToResumeError")
+
+
+def test_anvia_main_makes_a_rejected_approval_the_tool_result(proxy: RecordingStore) -> None:
+    script = _needing_approval("turn", {"approved": False, "reason": "not today"})
     observation = _observe(script, proxy, "anvia-main")
-    assert observation["runs"][0]["outcome"] == "suspended"
-    assert _batches(observation) == "[user] [assistant]"
+    assert observation["runs"][0]["outcome"] == "completed"
+    assert [e for e in observation["timeline"] if e["kind"] == "tool"] == []
+    tools = [m for m in observation["runs"][0]["new_messages"] if m["role"] == "tool"]
+    assert [m["text"] for m in tools] == ["ToolApprovalDenied: not today"]
+
+
+def test_anvia_main_lets_max_rounds_1_make_three_model_calls(proxy: RecordingStore) -> None:
+    script = base_script("t", "message")
+    step = script["model"]["agent"][0]
+    script["model"]["agent"] = [copy.deepcopy(step) for _ in range(4)] + [{"reply": "done"}]
+    script["max_rounds"] = 1
+    main = _observe(script, proxy, "anvia-main")["runs"][0]
+    assert (main["outcome"], main["error"]["type"]) == ("failed", "MaxRoundsError")
+    assert len(main["model_calls"]) == 3
 
 
 def test_anvia_main_lets_a_failing_record_error_replace_the_error(proxy: RecordingStore) -> None:

@@ -388,8 +388,9 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "anvia-main", "runtime",
         "The Anvia main line: tool call appended before its tools run, a failing "
-        "record_error replaces the run's error, an unknown policy silently stores nothing.",
-        frozenset({"SP-002", "SP-006", "SP-016", "SP-025"}),
+        "record_error replaces the run's error, an unknown policy silently stores nothing, "
+        "approvals answered during the run, maxTurns letting two more model calls through.",
+        frozenset({"SP-002", "SP-006", "SP-016", "SP-025", "SP-027", "SP-028"}),
         lambda: BrokenSavePolicyRuntime(variant="anvia-main"), PROFILE,
     ),
     _runtime("sp-tool-call-before-tools",

@@ -27,7 +27,11 @@ persisted and when, never what the run does.
 
 The variant ``anvia-main`` reproduces the Anvia ``main`` line: a tool call is
 appended before its tools run, a failing ``record_error`` replaces the run's
-error, and an unknown policy name is accepted and persists nothing.
+error, an unknown policy name is accepted and persists nothing, approvals are
+answered synchronously (the run never suspends: the script's answer to the
+approval, given as the next run's ``resume``, is taken during the run, and a
+rejection becomes the tool's result), and ``max_rounds`` lets two more model
+calls through (the real runtime's ``maxTurns: 1`` allowed three).
 """
 
 from __future__ import annotations
@@ -228,6 +232,11 @@ class SavePolicyExecutor:
         before the next model call (the response before the approved tool runs);
         history is not reloaded."""
         answer = run.spec.resume
+        if self.variant == "anvia-main" and answer is not None and self.continuation is None:
+            raise RunFailure({
+                "type": "NothingToResumeError",
+                "message": "approvals are answered during the run; nothing is suspended",
+            })
         if self.continuation is None or answer is None:
             raise ScriptError(f"runs[{run.spec.index}].resume: no suspended run to resume")
         continuation, self.continuation = self.continuation, None
@@ -254,10 +263,10 @@ class SavePolicyExecutor:
     def rounds(self, run: RunState) -> dict[str, JSONValue]:
         """Model calls and tool rounds until a response outcome or a suspension."""
         while True:
-            if run.round > self.script.max_rounds:
+            if run.round > self.round_limit():
                 raise RunFailure({
                     "type": "MaxRoundsError",
-                    "message": f"the run needed more than {self.script.max_rounds} rounds",
+                    "message": f"the run needed more than {self.round_limit()} rounds",
                 })
             step = self.call_model(run)
             raw_calls = step.get("tool_calls") or []
@@ -268,15 +277,36 @@ class SavePolicyExecutor:
             calls = [self.tool_call(c, i) for i, c in enumerate(raw_calls)]
             parts = tuple({k: v for k, v in c.items() if k != "needs_approval"} for c in calls)
             assistant = self.new_message(run, "assistant", reply, parts)
-            if any(c.get("needs_approval") for c in calls):
+            if any(c.get("needs_approval") for c in calls) and self.variant != "anvia-main":
                 return self.suspend(run, assistant, calls)
             run.policy.tool_call_made(assistant)
-            results = tuple(self.run_tool(run, c) for c in calls)
+            results = tuple(
+                self.approve_now(run, c) if c.get("needs_approval") else self.run_tool(run, c)
+                for c in calls
+            )
             tool = self.new_message(
                 run, "tool", "\n".join(self.result_text(p) for p in results), results
             )
             run.policy.round_completed([assistant, tool])
             run.round += 1
+
+    def round_limit(self) -> int:
+        """The last round a run may open: ``max_rounds``, two more in ``anvia-main``."""
+        if self.variant == "anvia-main":
+            return self.script.max_rounds + 2
+        return self.script.max_rounds
+
+    def approve_now(self, run: RunState, call: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+        """``anvia-main``: answer an approval during the run. The answer is the one the
+        script gives as the next run's ``resume`` (none given: not approved); an
+        approved tool runs, a rejection becomes the tool's result."""
+        later = self.script.runs[run.spec.index + 1:run.spec.index + 2]
+        answer = later[0].resume if later else None
+        if answer is not None and answer.approved:
+            return self.run_tool(run, call)
+        reason = (answer.reason if answer is not None else None) or "not approved"
+        return {"type": "tool_result", "call_id": call["id"], "name": call["name"],
+                "error": f"ToolApprovalDenied: {reason}"}
 
     def tool_call(self, raw: JSONValue, index: int) -> dict[str, JSONValue]:
         """A scripted tool call with its id (generated when the script gives none)."""
