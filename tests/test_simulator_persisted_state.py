@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from memconform.adapters.faults import RefusingStore
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.simulator.environment import ScriptError
@@ -142,7 +143,7 @@ def test_the_record_never_asks_the_durable_confirmation() -> None:
 def test_a_job_resumed_in_process_does_each_step_once(k: int) -> None:
     store = MemoryStore()
     first = run([{"do": "job", "job": JOB, "stop_after": k}], store)
-    assert first["outcomes"][0]["outcome"] == "killed"
+    assert first["outcomes"][0]["outcome"] == "handed-off"
     second = run([{"do": "resume", "job": "deploy-1"}], store)
     effects = [e["effect"] for e in first["ledger"] + second["ledger"]]
     assert effects == ["lookup_service", "build", "deploy"]
@@ -151,6 +152,46 @@ def test_a_job_resumed_in_process_does_each_step_once(k: int) -> None:
     deploy = [e for e in first["timeline"] + second["timeline"]
               if e["kind"] == "tool" and e["name"] == "deploy"]
     assert [e["args"] for e in deploy] == [{"service": "svc-42"}]
+
+
+def test_a_refused_record_write_fails_the_job_and_stops_it() -> None:
+    store = MemoryStore()
+    proxy = RecordingStore(RefusingStore(store, methods={"write_state"}))
+    try:
+        obs = observe(Simulator(), script([{"do": "job", "job": JOB}]), proxy)
+    finally:
+        proxy.close()
+    assert obs["outcomes"][0]["outcome"] == "failed"
+    assert obs["outcomes"][0]["error"]["type"] == "StoreError"
+    assert obs["ledger"] == []
+
+
+def test_a_refused_fact_is_not_reported_stored() -> None:
+    proxy = RecordingStore(RefusingStore(MemoryStore(), methods={"put_fact"}))
+    try:
+        obs = observe(Simulator(), script([{"do": "remember", "fact": fact("a")}]), proxy)
+    finally:
+        proxy.close()
+    assert obs["outcomes"][0]["outcome"] == "failed"
+
+
+def test_the_kill_point_stops_the_child_right_after_the_kth_write(tmp_path: Path) -> None:
+    from memconform.adapters.fresh_process import fresh_environment, python_command
+
+    script_file = tmp_path / "script.json"
+    script_file.write_text(json.dumps(script([{"do": "job", "job": JOB}])), encoding="utf-8")
+    command = python_command(
+        "memconform.simulator.job_resume", "--store", f"sqlite:///{tmp_path / 'k.db'}",
+        "--script", str(script_file), "--kill-after-write", "2",
+    )
+    with subprocess.Popen(command, cwd=tmp_path, env=fresh_environment(tmp_path),
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        report = json.loads(proc.stdout.readline())
+        proc.kill()
+    assert report["killed_after"] == 2
+    assert [e["effect"] for e in report["ledger"]] == ["lookup_service"]
+    assert [e["name"] for e in report["timeline"] if e["kind"] == "store"][-1] == "write_state"
 
 
 def test_a_handoff_edit_is_used_by_the_next_step() -> None:
@@ -395,6 +436,7 @@ def test_the_same_script_gives_the_same_observation() -> None:
      "actions[0].job.steps[0].record.x"),
     ({"actions": [{"do": "job", "job": JOB, "stop_after": 9}]}, "actions[0].stop_after"),
     ({"actions": [{"do": "job", "job": JOB, "stop": "pause"}]}, "actions[0].stop"),
+    ({"actions": [{"do": "job", "job": JOB, "stop": "kill"}]}, "actions[0].stop"),
     ({"actions": [{"do": "remember", "fact": {"subject": "a"}}]}, "actions[0].fact.statement"),
     ({"actions": [{"do": "remember", "fact": fact("a", origin="guessed")}]},
      "actions[0].fact.origin"),
@@ -424,7 +466,7 @@ def test_scripts_and_observations_match_the_published_schemas() -> None:
     observation_schema = json.loads(
         (schemas / "observation-persisted-state.schema.json").read_text()
     )
-    actions = [{"do": "job", "job": JOB, "stop_after": 1, "stop": "kill"},
+    actions = [{"do": "job", "job": JOB, "stop_after": 1, "stop": "handoff"},
                {"do": "resume", "job": "deploy-1"},
                {"do": "remember", "fact": fact("a", origin="copied", kind="inference")},
                {"do": "remember", "fact": fact("b", "Always do it")},

@@ -4,6 +4,14 @@ Feature: Persisted state: a killed job resumes from its record alone
   intended step is skipped, and every value a later step needs came from the
   record.
 
+  Every kill is real: the job's first run executes in a child process, the
+  kit stops it right after the store acknowledged a write (the last write
+  before step k+1's tool is called, or, in the last scenario, each write of
+  the run in turn) and SIGKILLs it. No exception reaches the runtime and no cleanup runs,
+  so a value kept in process memory, in module globals or flushed only when
+  the run stops is lost. A kill needs a store that outlives its process
+  (capability durable).
+
   Troubleshooting: compare the ledger of tool effects with the plan. An effect
   listed twice means the resume redid finished work (often by replaying the
   logged transcript); a missing effect means the resume skipped a step; a job
@@ -83,3 +91,12 @@ Feature: Persisted state: a killed job resumes from its record alone
         | k |
         | 1 |
         | 2 |
+
+  Rule: a kill may come right after any write the store acknowledged
+
+    @PS-009 @PS-006 @PS-007 @durable @state @slow
+    Scenario: A job killed right after any acknowledged write finishes in a fresh process
+      When the job is killed right after each write the store acknowledged and resumed elsewhere
+      Then after every kill the resumed job completed
+      And after every kill no step the store had marked done ran again
+      And after every kill the two runs together left each effect once, in plan order

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import ConflictError
+from memconform.adapters.contract import ConflictError, StoreError
 from memconform.mutants import Mutant
 from memconform.simulator.environment import Environment
 from memconform.simulator.persisted_state import (
@@ -145,6 +145,77 @@ class _WriteAtEnd(Runner):
             stored = super().read_record(job_id)
             super().write_record(job_id, record, None if stored is None else stored.version)
         return result
+
+
+class _FlushesOnStop(_WriteAtEnd):
+    """Keeps step results in memory and writes the record when the run stops,
+    however it stops (ends, hands off): a process killed outright never gets
+    there."""
+
+    def run_steps(
+        self, job_id: str, *, stop_after: int | None, stop: str, resumed: bool
+    ) -> dict[str, Any]:
+        result = super().run_steps(job_id, stop_after=stop_after, stop=stop, resumed=resumed)
+        if job_id in self._pending:
+            record = self._pending.pop(job_id)
+            stored = Runner.read_record(self, job_id)
+            Runner.write_record(self, job_id, record, None if stored is None else stored.version)
+        return result
+
+
+_MODULE_VALUES: dict[str, dict[str, JSONValue]] = {}
+"""Where :class:`_ValuesInModuleGlobals` keeps looked-up values: this process only."""
+
+
+class _ValuesInModuleGlobals(Runner):
+    """Keeps looked-up values in a module-level dictionary instead of the record:
+    a resume in the same process finds them, a fresh process does not."""
+
+    def complete_step(
+        self, job_id: str, entry: StateEntry, index: int, result: JSONValue
+    ) -> StateEntry:
+        written = super().complete_step(job_id, entry, index, result)
+        record = copy.deepcopy(written.value)
+        step = record["steps"][index]
+        found = {name: record["values"].pop(name) for name in step.get("record") or {}
+                 if name in record["values"]}
+        if not found:
+            return written
+        _MODULE_VALUES.setdefault(job_scope(self.namespace, job_id), {}).update(found)
+        return super().write_record(job_id, record, written.version)
+
+    def read_record(self, job_id: str) -> StateEntry | None:
+        stored = super().read_record(job_id)
+        if stored is None:
+            return None
+        kept = _MODULE_VALUES.get(job_scope(self.namespace, job_id), {})
+        record = copy.deepcopy(stored.value)
+        if isinstance(record, dict):
+            record.setdefault("values", {}).update(copy.deepcopy(kept))
+        return StateEntry(stored.key, record, stored.version)
+
+
+class _SwallowsRefusedRecord(Runner):
+    """Takes a record write the store refused as written and goes on with the job."""
+
+    def write_record(self, job_id: str, record: JSONValue, version: int | None) -> StateEntry:
+        try:
+            return super().write_record(job_id, record, version)
+        except ConflictError:
+            raise
+        except StoreError:
+            return StateEntry(RECORD_KEY, record, (version or 0) + 1)
+
+
+class _SwallowsRefusedFact(Runner):
+    """Reports a fact the store refused as stored."""
+
+    def remember(self, request: Mapping[str, Any]) -> dict[str, JSONValue]:
+        try:
+            return super().remember(request)
+        except StoreError:
+            return {"do": "remember", "subject": str(request["subject"]), "outcome": "stored",
+                    "evicted": [], "fact": self.build_fact(request).to_json()}
 
 
 _HOST_FILES: set[Path] = set()
@@ -558,6 +629,18 @@ MUTANTS: list[Mutant] = [
     _mutant("ps-write-at-end", "runtime",
             "writes the job's record only when the job ends",
             {"PS-001"}, _runtime(_WriteAtEnd)),
+    _mutant("ps-flushes-on-stop", "runtime",
+            "keeps step results in memory and writes the record only when the run stops",
+            {"PS-001", "PS-005"}, _runtime(_FlushesOnStop)),
+    _mutant("ps-values-in-module-globals", "runtime",
+            "keeps looked-up values in module globals, not the record",
+            {"PS-005", "PS-007", "PS-009"}, _runtime(_ValuesInModuleGlobals)),
+    _mutant("ps-swallows-refused-record", "runtime",
+            "takes a record write the store refused as written and goes on with the job",
+            {"PS-035"}, _runtime(_SwallowsRefusedRecord)),
+    _mutant("ps-swallows-refused-fact", "runtime",
+            "reports a fact the store refused as stored",
+            {"PS-035"}, _runtime(_SwallowsRefusedFact)),
     _mutant("ps-values-on-host", "runtime",
             "keeps looked-up values in an environment variable and a temp file, not the record",
             {"PS-005", "PS-009"}, _runtime(_ValuesOnHost)),

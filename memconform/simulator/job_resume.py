@@ -16,6 +16,19 @@ holds, as JSON, without running anything: the store-side durability check.
 coverage) starts measuring before the store is opened
 (:mod:`memconform.measurement`); the data is written when the process ends.
 
+``--script FILE`` runs that script (a ``persisted-state`` script, for example
+a job's first run) instead of a resume. ``--kill-after-write K`` and
+``--kill-before-tool N`` arm the kill point: right after the store
+acknowledged the K-th write of the process (``append``, ``set_committed``,
+``record_error``, ``append_record``, ``write_state``, ``put_fact``,
+``forget``), or when the runtime asks for its N-th tool call (after every
+write of the steps before it, before the tool runs), the kit's proxy writes
+one line ``{"killed_after": K, "ledger": [...], "timeline": [...]}`` to
+standard output and blocks reading standard input; the kit then SIGKILLs
+the process. Nothing reaches the runtime: no exception, no ``finally``. A
+run that ends before the kill point writes its observation as usual, with
+``writes`` (how many writes were acknowledged).
+
 ``--runtime module:factory`` resumes with another runtime (default: the
 simulator); ``--mutant NAME`` applies a mutant of the kit (a store mutant wraps
 the opened store, a runtime mutant replaces the runtime).
@@ -29,6 +42,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,11 +51,74 @@ from typing import Any
 from memconform import measurement
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.adapters.registry import StoreURLError, open_store
-from memconform.simulator.environment import ScriptError
+from memconform.simulator.environment import Environment, ScriptError
 from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, Simulator, observe
 from memconform.values import JSONValue
 
-__all__ = ["WORLD_KEYS", "build_resume_script", "main"]
+__all__ = ["WORLD_KEYS", "WRITE_METHODS", "KillPoint", "build_resume_script", "main"]
+
+WRITE_METHODS = frozenset({
+    "append", "set_committed", "record_error", "append_record", "write_state", "put_fact",
+    "forget",
+})
+"""The store calls that write: the kill point counts their acknowledgements."""
+
+
+class KillPoint(RecordingStore):
+    """The recording proxy of a process the kit is about to kill.
+
+    After the store acknowledged the ``after``-th write (or, with
+    ``before_tool``, when the runtime asks for that tool call, 1-based), the
+    proxy reports on standard output and blocks on standard input until the kit's
+    SIGKILL arrives; if standard input closes instead, the process exits at
+    once (``os._exit``: nothing of the runtime runs any more).
+    """
+
+    def __init__(
+        self, store: object, *, after: int | None = None, before_tool: int | None = None
+    ) -> None:
+        super().__init__(store)
+        self.after = after
+        self.before_tool = before_tool
+        self.writes = 0
+        self.tool_calls = 0
+        self.env: Environment | None = None
+
+    def watch(self, env: Environment) -> None:
+        """Keep ``env`` (its ledger is reported) and count its tool calls."""
+        self.env = env
+        if self.before_tool is None:
+            return
+        call_tool = env.tool
+
+        def tool(*args: Any, **kwargs: Any) -> Any:
+            self.tool_calls += 1
+            if self.tool_calls == self.before_tool:
+                self._stop()
+            return call_tool(*args, **kwargs)
+
+        setattr(env, "tool", tool)  # noqa: B010 - an instance attribute over the method
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        value = super()._call(method, *args, **kwargs)
+        if method in WRITE_METHODS:
+            self.writes += 1
+            if self.writes == self.after:
+                self._stop()
+        return value
+
+    def _stop(self) -> None:
+        report = {
+            "killed_after": self.writes,
+            "ledger": [] if self.env is None else self.env.ledger,
+            "timeline": self.timeline.to_json(),
+        }
+        sys.stdout.write(json.dumps(report, sort_keys=True, ensure_ascii=True) + "\n")
+        sys.stdout.flush()
+        try:
+            sys.stdin.buffer.read(1)  # the kit's SIGKILL ends the process here
+        finally:
+            os._exit(137)
 
 WORLD_KEYS = ("tools", "hooks", "model", "clock", "knowledge")
 """Sections of a world file passed on to the resume script."""
@@ -90,6 +167,13 @@ def _store(url: str, mutant_name: str | None) -> object:
     return store
 
 
+def _keep_env(proxy: RecordingStore) -> Any:
+    if not isinstance(proxy, KillPoint):
+        return None
+
+    return proxy.watch
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m memconform.simulator.job_resume",
@@ -99,6 +183,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--namespace", help="the scenario namespace of the job")
     parser.add_argument("--job", help="the job id to resume")
     parser.add_argument("--world", help="JSON file: tools, hooks, model, clock, knowledge")
+    parser.add_argument("--script", help="JSON file: a script to run instead of a resume")
+    parser.add_argument("--kill-after-write", type=int, help="stop after the K-th write")
+    parser.add_argument("--kill-before-tool", type=int, help="stop at the N-th tool call")
     parser.add_argument("--runtime", help="module:factory of the runtime (default: simulator)")
     parser.add_argument("--mutant", help="a mutant of the kit to apply")
     parser.add_argument("--show-state", nargs=2, metavar=("SCOPE", "KEY"))
@@ -121,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; see the module docstring."""
     args = _parser().parse_args(argv)
     showing = bool(args.show_state or args.show_facts)
-    if not showing and not (args.namespace and args.job):
+    if not showing and not args.script and not (args.namespace and args.job):
         print("job_resume: --namespace and --job are required to resume", file=sys.stderr)
         return 2
     try:
@@ -131,6 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not isinstance(loaded, dict):
                 raise ScriptError("world: expected a JSON object")
             world = loaded
+        script: dict[str, Any] | None = None
+        if args.script:
+            given = json.loads(Path(args.script).read_text(encoding="utf-8"))
+            if not isinstance(given, dict):
+                raise ScriptError("script: expected a JSON object")
+            script = given
         store = _store(args.store, args.mutant)
     except StoreURLError as exc:
         print(f"job_resume: {exc}", file=sys.stderr)
@@ -138,13 +231,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ScriptError, json.JSONDecodeError, OSError) as exc:
         print(f"job_resume: {exc}", file=sys.stderr)
         return 4
-    proxy = RecordingStore(store)
+    killing = args.kill_after_write is not None or args.kill_before_tool is not None
+    proxy = (
+        KillPoint(store, after=args.kill_after_write, before_tool=args.kill_before_tool)
+        if killing else RecordingStore(store)
+    )
     try:
         if showing:
             answer: dict[str, JSONValue] = _show(proxy, args)
         else:
             runtime = _runtime(args.runtime, args.mutant)
-            answer = observe(runtime, build_resume_script(args.namespace, args.job, world), proxy)
+            if script is None:
+                script = build_resume_script(str(args.namespace), str(args.job), world)
+            answer = observe(runtime, script, proxy, _keep_env(proxy))
+            if isinstance(proxy, KillPoint):
+                answer["writes"] = proxy.writes
     except AdapterContractError as exc:
         print(f"job_resume: the store broke the contract: {exc}", file=sys.stderr)
         return 3

@@ -3,14 +3,17 @@
 A script of this profile is a list of ``actions`` run in order against one
 scenario ``namespace``:
 
-- ``{"do": "job", "job": {...}, "stop_after": k, "stop": "kill" | "handoff"}``
+- ``{"do": "job", "job": {...}, "stop_after": k, "stop": "handoff"}``
   runs a multi-step job. The job's working state is one record, kept under the
   key ``record`` in the scope ``<namespace>/job/<job id>`` of the store's
   ``state`` capability. The record is read from the store at the start of every
   step and rewritten (compare-and-set) after a step's tool returned success,
-  never before. ``stop_after`` ends the execution right after plan step ``k``
-  (1-based) as if the process died (``kill``) or a person took over
-  (``handoff``); nothing else is written.
+  never before. ``stop_after`` hands the job to a person right after plan
+  step ``k`` (1-based); nothing else is written. A kill is not in the script:
+  the kit kills the process running the job itself (it runs the job in a child
+  process and SIGKILLs it right after the store acknowledged a write). A write
+  the store refuses (``StoreError``) stops the job (or the remember request),
+  whose outcome is ``failed`` with the store's error.
 - ``{"do": "resume", "job": id}`` continues a job from its record alone: the
   plan, the statuses and the discovered values all come from the store.
 - ``{"do": "remember", "fact": {...}}``, ``{"do": "recall", "subject": s}``
@@ -46,7 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from memconform.adapters.contract import ConflictError
+from memconform.adapters.contract import ConflictError, StoreError
 from memconform.simulator.environment import Environment, ScriptedFailure, ScriptError
 from memconform.values import Fact, JSONValue, Message, StateEntry
 
@@ -94,7 +97,7 @@ INSTRUCTION_MARKERS: tuple[str, ...] = (
 """Opening words that make a statement a standing instruction (PS-021)."""
 
 _ACTIONS = ("job", "resume", "remember", "recall", "forget", "advance", "export")
-_STOPS = ("kill", "handoff")
+_STOPS = ("handoff",)
 _ORIGINS = ("concluded", "copied")
 _TRUST = ("trusted", "untrusted")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
@@ -278,7 +281,7 @@ def _check_actions(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
                 or not 1 <= stop_after <= steps
             ):
                 raise ScriptError(f"{at}.stop_after: expected a step number from 1 to {steps}")
-            _choice(action.get("stop"), f"{at}.stop", _STOPS, "kill")
+            _choice(action.get("stop"), f"{at}.stop", _STOPS, "handoff")
         elif do == "resume":
             _text(action.get("job"), f"{at}.job", pattern=_NAME)
         elif do == "remember":
@@ -517,7 +520,7 @@ class JobRunner:
             self.log_exchange(job_id, step, args, result, None)
             ran.append(str(step["name"]))
             if stop_after is not None and index + 1 == stop_after:
-                outcome = "killed" if stop == "kill" else "handed-off"
+                outcome = "handed-off"
                 break
         self.env.emit("job_outcome", job=job_id, outcome=outcome, resumed=resumed)
         return {"job": job_id, "outcome": outcome, "steps_run": ran, "resumed": resumed}
@@ -734,17 +737,30 @@ class Runner(JobRunner):
             if do == "job":
                 job_id = str(action["job"]["id"])
                 self._see(job_id)
-                result = self.start(
-                    action["job"], action.get("stop_after"), str(action.get("stop") or "kill"),
-                    where=f"actions[{index}].job",
-                )
+                try:
+                    result = self.start(
+                        action["job"], action.get("stop_after"), "handoff",
+                        where=f"actions[{index}].job",
+                    )
+                except StoreError as exc:
+                    result = self.refused(job_id, exc)
                 outcomes.append({"do": "job", **result})
             elif do == "resume":
                 job_id = str(action["job"])
                 self._see(job_id)
-                outcomes.append({"do": "resume", **self.resume(job_id)})
+                try:
+                    result = self.resume(job_id)
+                except StoreError as exc:
+                    result = self.refused(job_id, exc)
+                outcomes.append({"do": "resume", **result})
             elif do == "remember":
-                outcomes.append(self.remember(action["fact"]))
+                try:
+                    outcomes.append(self.remember(action["fact"]))
+                except StoreError as exc:
+                    outcomes.append({
+                        "do": "remember", "subject": str(action["fact"]["subject"]),
+                        "outcome": "failed", "error": _store_error(exc),
+                    })
             elif do == "recall":
                 outcomes.append(self.recall(action.get("subject")))
             elif do == "forget":
@@ -758,9 +774,19 @@ class Runner(JobRunner):
                 outcomes.append({"do": "export", "text": text})
         return {"namespace": self.namespace, "outcomes": outcomes, "exports": exports}
 
+    def refused(self, job_id: str, exc: StoreError) -> dict[str, Any]:
+        """The job's outcome when the store refused one of its writes: the job
+        stops there and fails with the store's error (PS-035)."""
+        self.env.emit("job_outcome", job=job_id, outcome="failed", resumed=False)
+        return {"job": job_id, "outcome": "failed", "error": _store_error(exc)}
+
     def _see(self, job_id: str) -> None:
         if job_id not in self.jobs_seen:
             self.jobs_seen.append(job_id)
+
+
+def _store_error(exc: StoreError) -> dict[str, JSONValue]:
+    return {"type": type(exc).__name__, "message": str(exc)}
 
 
 def execute(script: Mapping[str, Any], env: Environment) -> dict[str, JSONValue]:

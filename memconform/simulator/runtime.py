@@ -11,7 +11,7 @@ the adapter's (see :func:`memconform.adapters.proxy.raised_by_adapter`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from memconform.adapters.proxy import AdapterContractError, RecordingStore, mark_raised_by
@@ -86,17 +86,24 @@ class Simulator:
 
 
 def observe(
-    runtime: Runtime, script: Mapping[str, Any], store: RecordingStore
+    runtime: Runtime,
+    script: Mapping[str, Any],
+    store: RecordingStore,
+    env_ready: Callable[[Environment], None] | None = None,
 ) -> dict[str, JSONValue]:
     """Execute ``script`` on ``runtime`` against ``store`` and return the observation:
     the runtime's answer plus the kit's own ``timeline`` and ``ledger``.
 
     What a runtime other than :class:`Simulator` raises is passed on marked as
     the adapter's; an answer that is not a mapping raises
-    :class:`~memconform.adapters.proxy.AdapterContractError`."""
+    :class:`~memconform.adapters.proxy.AdapterContractError`. ``env_ready`` is
+    called with the environment before the runtime starts (the kill point of
+    :mod:`memconform.simulator.job_resume` reads its ledger)."""
     if script.get("schema", SCRIPT_SCHEMA) != SCRIPT_SCHEMA:
         raise ScriptError(f"schema: expected {SCRIPT_SCHEMA!r}, got {script.get('schema')!r}")
     env = Environment(script, store)
+    if env_ready is not None:
+        env_ready(env)
     try:
         raw = runtime.execute(script, env)
     except Exception as exc:

@@ -13,12 +13,20 @@ process (:mod:`memconform.adapters.fresh_process`): the kit's import path
 passed as an argument, an environment holding only ``PATH`` (and ``TMPDIR``
 pointing at a new empty folder), a new working directory; they read its
 observation from stdout.
+
+A kill is real: the job's first run executes in such a child process, whose
+proxy stops right after the store acknowledged the chosen write (the record
+write marking step k done, or the k-th write of the process) and the kit
+SIGKILLs it; nothing reaches the runtime, no ``finally`` runs. The kill needs a
+durable store (the child opens it by URL). Store refusals come from the kit
+too: the store the runtime gets raises ``StoreError`` on the refused write.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import signal
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -31,7 +39,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from memconform import measurement
-from memconform.adapters.contract import ConflictError
+from memconform.adapters.contract import ConflictError, StoreError
 from memconform.adapters.fresh_process import fresh_environment, python_command
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.simulator.environment import Clock
@@ -50,6 +58,8 @@ __all__ = ["JobWorld", "persisted_state"]
 START = "2026-01-01T00:00:00Z"
 MODEL_REPLIES = 64
 FRESH_PROCESS_TIMEOUT = 120.0
+MAX_KILL_WRITES = 64
+"""The every-write kill scenario gives up on a job still writing after this many writes."""
 
 
 @dataclass
@@ -82,6 +92,8 @@ class JobWorld:
     other_writer: tuple[str, JSONValue, str] | None = None
     log_lost: bool = False
     remembered: list[dict[str, str]] = field(default_factory=list)
+    refuse: tuple[str, str] | None = None
+    kill_rounds: list[KillRound] = field(default_factory=list)
 
     # -- scripts -----------------------------------------------------------------------
     def world(self) -> dict[str, Any]:
@@ -111,6 +123,15 @@ class JobWorld:
             lost = _LostLog(self)
             proxy = RecordingStore(
                 lost, self.store.timeline, timeout=self.store.timeout, hangs=self.store.hangs
+            )
+            try:
+                observation = observe(self.runtime, script, proxy)
+            finally:
+                proxy.close()
+        elif self.refuse is not None:
+            refusing = _Refusing(self, *self.refuse)
+            proxy = RecordingStore(
+                refusing, self.store.timeline, timeout=self.store.timeout, hangs=self.store.hangs
             )
             try:
                 observation = observe(self.runtime, script, proxy)
@@ -172,6 +193,62 @@ class JobWorld:
         return self.store.timeline.to_json()
 
 
+@dataclass(frozen=True)
+class KillRound:
+    """One real kill of the every-write scenario: the job's first run killed
+    right after the ``k``-th acknowledged write, then resumed in a fresh process."""
+
+    k: int
+    namespace: str
+    done_at_kill: list[str]
+    killed_ledger: list[str]
+    resumed_ledger: list[str]
+    resumed_outcome: str | None
+    deploy_args: list[JSONValue]
+
+
+class _Refusing:
+    """The store under test, refusing one kind of write the way a real store
+    does (``StoreError``), with nothing in the script telling the runtime:
+    ``("record", step)`` refuses the job record write that marks ``step`` done,
+    ``("fact", subject)`` refuses ``put_fact`` of that subject. Every refusal
+    is noted on the timeline as the event ``store_refused``."""
+
+    def __init__(self, world: JobWorld, what: str, name: str) -> None:
+        self.inner = world.raw_store
+        self.world = world
+        self.what, self.name = what, name
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.world.store.capabilities
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.inner, attr)
+
+    def _refuse(self, method: str) -> None:
+        self.world.store.timeline.add("event", "store_refused", method=method, refused=self.name)
+        raise StoreError(f"the store refused {method} ({self.name})")
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        if self.what == "record" and key == RECORD_KEY and _marks_done(value, self.name):
+            self._refuse("write_state")
+        return self.inner.write_state(scope, key, value, expected)  # type: ignore[attr-defined]
+
+    def put_fact(self, scope: str, fact: Fact) -> Any:
+        if self.what == "fact" and fact.subject == self.name:
+            self._refuse("put_fact")
+        return self.inner.put_fact(scope, fact)  # type: ignore[attr-defined]
+
+
+def _marks_done(record: Any, step: str) -> bool:
+    steps = record.get("steps") if isinstance(record, Mapping) else None
+    return any(
+        isinstance(s, Mapping) and s.get("name") == step and s.get("status") == "done"
+        for s in steps or []
+    )
+
+
 class _OtherWriter:
     """The store under test, plus another writer who changes a job's record once:
     just before the runtime's first record write that marks ``step`` done, it
@@ -196,10 +273,7 @@ class _OtherWriter:
         return getattr(self.inner, attr)
 
     def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
-        marks_step = isinstance(value, Mapping) and any(
-            isinstance(s, Mapping) and s.get("name") == self.step and s.get("status") == "done"
-            for s in value.get("steps") or []
-        )
+        marks_step = _marks_done(value, self.step)
         if not self.done and scope == self.world.scope and key == RECORD_KEY and marks_step:
             self.done = True
             current = self.helper.read_state(scope, key)
@@ -347,6 +421,16 @@ def another_writer(persisted_state: JobWorld, name: str, value: str, step: str) 
     persisted_state.other_writer = (name, json.loads(value), step)
 
 
+@given(parsers.parse('the store refuses the record write that marks step "{step}" done'))
+def store_refuses_record(persisted_state: JobWorld, step: str) -> None:
+    persisted_state.refuse = ("record", step)
+
+
+@given(parsers.parse('the store refuses the fact "{subject}"'))
+def store_refuses_fact(persisted_state: JobWorld, subject: str) -> None:
+    persisted_state.refuse = ("fact", subject)
+
+
 @given(parsers.parse("the knowledge base holds at most {cap:d} facts"))
 def knowledge_cap(persisted_state: JobWorld, cap: int) -> None:
     persisted_state.cap = cap
@@ -374,8 +458,132 @@ def job_runs(persisted_state: JobWorld) -> None:
 
 @when(parsers.parse("the job runs and is killed after step {k:d}"))
 def job_killed(persisted_state: JobWorld, k: int) -> None:
-    require_capability(persisted_state.store.capabilities, "state")
-    persisted_state.run([{"do": "job", "job": persisted_state.job, "stop_after": k}])
+    world = persisted_state
+    require_capability(world.store.capabilities, "state")
+    require_capability(world.store.capabilities, "durable")
+    if not 1 <= k < len(world.job["steps"]):
+        raise ValueError(f"the job has no step after step {k}")
+    kill = ["--kill-before-tool", str(k + 1)]
+    observation = _killed_run(world, world.namespace, kill)
+    world.observations.append(observation)
+    world.ledger.extend(observation.get("ledger", []))
+    world.fresh_timelines.append(observation.get("timeline", []))
+
+
+@when("the job is killed right after each write the store acknowledged and resumed elsewhere")
+def job_killed_at_every_write(persisted_state: JobWorld) -> None:
+    world = persisted_state
+    require_capability(world.store.capabilities, "state")
+    require_capability(world.store.capabilities, "durable")
+    job_id = str(world.job["id"])
+    for k in range(1, MAX_KILL_WRITES + 1):
+        namespace = f"{world.namespace}-w{k}"
+        killed = _killed_run(world, namespace, ["--kill-after-write", str(k)])
+        if killed.get("killed_after") is None:
+            return  # the run ended before its k-th write: every write was a kill point
+        entry = world.store.read_state(job_scope(namespace, job_id), RECORD_KEY)
+        record = entry.value if entry is not None else None
+        done = [str(s["name"]) for s in world.job["steps"] if _marks_done(record, s["name"])]
+        args = ["--namespace", namespace, "--job", job_id]
+        resumed = _fresh_process(world, args, world.world())
+        timelines = [killed.get("timeline", []), resumed.get("timeline", [])]
+        world.kill_rounds.append(KillRound(
+            k=k,
+            namespace=namespace,
+            done_at_kill=done,
+            killed_ledger=[str(e.get("effect")) for e in killed.get("ledger", [])],
+            resumed_ledger=[str(e.get("effect")) for e in resumed.get("ledger", [])],
+            resumed_outcome=_outcome_of(resumed, "resume"),
+            deploy_args=[e.get("args") for t in timelines for e in t
+                         if e.get("kind") == "tool" and e.get("name") == "deploy"],
+        ))
+    raise Mismatch(
+        "the job's writes", f"at most {MAX_KILL_WRITES} writes", "more: the job never ended"
+    )
+
+
+def _outcome_of(observation: Mapping[str, Any], do: str) -> str | None:
+    for outcome in observation.get("outcomes", []):
+        if isinstance(outcome, Mapping) and outcome.get("do") == do:
+            return str(outcome.get("outcome"))
+    return None
+
+
+def _killed_run(world: JobWorld, namespace: str, kill: list[str]) -> dict[str, Any]:
+    """Run the scenario's job in a child process armed to stop at ``kill`` and
+    SIGKILL it there. Returns what the kit observed: the job's outcome
+    ``killed`` (or the runtime's own answer when the run ended first), the
+    ledger of effects and the timeline up to the kill."""
+    script = {
+        "schema": SCRIPT_SCHEMA, "profile": "persisted-state", "namespace": namespace,
+        "actions": [{"do": "job", "job": world.job}], **world.world(),
+    }
+    with tempfile.TemporaryDirectory(prefix="memconform-kill-") as folder:
+        root = Path(folder)
+        workdir, tmp = root / "work", root / "tmp"
+        workdir.mkdir()
+        tmp.mkdir()
+        script_file = root / "script.json"
+        script_file.write_text(json.dumps(script), encoding="utf-8")
+        command = python_command(
+            "memconform.simulator.job_resume", "--store", world.store_url,
+            "--script", str(script_file), *kill, *measurement.child_options(),
+        )
+        command += _runtime_options(world)
+        with subprocess.Popen(
+            command, cwd=workdir, env=fresh_environment(tmp), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ) as proc:
+            try:
+                out, err = _until_killed(proc)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    if out.get("killed_after") is not None:
+        out["outcomes"] = [{"do": "job", "job": world.job["id"], "outcome": "killed"}]
+        return out
+    if proc.returncode == 3:
+        raise AdapterContractError("killed process", err.strip()[-2000:])
+    if proc.returncode != 0 or not out:
+        raise Mismatch(
+            "the process running the job", "a run the kit could kill",
+            f"exit code {proc.returncode}\n{err.strip()[-2000:]}",
+        )
+    return out
+
+
+def _until_killed(proc: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
+    """Read the child's lines until its kill report (then SIGKILL it) or its end."""
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    found: dict[str, Any] = {}
+    for line in proc.stdout:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue  # the runtime's own output, not the kit's
+        if isinstance(data, dict) and "killed_after" in data:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            return data, ""
+        if isinstance(data, dict):
+            found = data
+    try:
+        proc.wait(timeout=FRESH_PROCESS_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        measurement.note_killed("the killed process (hung)")
+        raise
+    return found, proc.stderr.read()
+
+
+def _runtime_options(world: JobWorld) -> list[str]:
+    options: list[str] = []
+    if world.mutant:
+        options += ["--mutant", world.mutant]
+    if world.runtime_target:
+        options += ["--runtime", world.runtime_target]
+    return options
 
 
 @when(parsers.parse("the job runs and is handed off after step {k:d}"))
@@ -439,10 +647,7 @@ def _fresh_process(
             world_file = root / "world.json"
             world_file.write_text(json.dumps(world), encoding="utf-8")
             command += ["--world", str(world_file)]
-        if world_state.mutant:
-            command += ["--mutant", world_state.mutant]
-        if world_state.runtime_target:
-            command += ["--runtime", world_state.runtime_target]
+        command += _runtime_options(world_state)
         try:
             proc = subprocess.run(
                 command, cwd=workdir, env=fresh_environment(tmp), capture_output=True,
@@ -853,6 +1058,74 @@ def remember_outcome(persisted_state: JobWorld, subject: str, outcome: str) -> N
         if o.get("do") == "remember" and o.get("subject") == subject
     ]
     expect_equal(f"the outcome of remembering {subject!r}", outcome, found[-1] if found else None)
+
+
+@then(parsers.parse('the remember request for "{subject}" was not reported as stored'))
+@decides("PS-035")
+def remember_not_stored(persisted_state: JobWorld, subject: str) -> None:
+    refused = [e for e in persisted_state.timeline() if e.get("name") == "store_refused"]
+    if not refused:
+        raise Mismatch("the kit's refusal", "the store refused put_fact", "no put_fact reached it")
+    found = [
+        o.get("outcome") for obs in persisted_state.observations for o in obs.get("outcomes", [])
+        if o.get("do") == "remember" and o.get("subject") == subject
+    ]
+    outcome = found[-1] if found else None
+    if outcome in ("stored", "stored-observation"):
+        raise Mismatch(
+            f"the outcome of remembering {subject!r} after the store refused it",
+            "not stored (failed)", outcome,
+        )
+
+
+@then("the job reported the refused write as a failure and ran no later step")
+@decides("PS-035")
+def refused_record_fails(persisted_state: JobWorld) -> None:
+    timeline = persisted_state.timeline()
+    refused = [i for i, e in enumerate(timeline) if e.get("name") == "store_refused"]
+    if not refused:
+        raise Mismatch("the kit's refusal", "the store refused a record write", "none reached it")
+    later = [e.get("name") for e in timeline[refused[0] + 1:] if e.get("kind") == "tool"]
+    expect_equal("tools called after the store refused the record write", [], later)
+    outcome = persisted_state.last_outcome("job", "resume").get("outcome")
+    expect_equal("the job's outcome after the store refused its record write", "failed", outcome)
+
+
+@then("after every kill the resumed job completed")
+@decides("PS-007", "PS-009")
+def every_kill_completed(persisted_state: JobWorld) -> None:
+    rounds = _kill_rounds(persisted_state)
+    bad = [(r.k, r.resumed_outcome) for r in rounds if r.resumed_outcome != "completed"]
+    expect_equal("kills (write k, resumed outcome) whose resume did not complete", [], bad)
+
+
+@then("after every kill no step the store had marked done ran again")
+@decides("PS-006")
+def every_kill_no_redo(persisted_state: JobWorld) -> None:
+    effects = {str(s["name"]): str(s["tool"]) for s in persisted_state.job["steps"]}
+    redone = [
+        (r.k, step) for r in _kill_rounds(persisted_state) for step in r.done_at_kill
+        if effects[step] in r.resumed_ledger
+    ]
+    expect_equal("steps marked done at a kill that the resume ran again (write k, step)", [],
+                 redone)
+
+
+@then("after every kill the two runs together left each effect once, in plan order")
+@decides("PS-009")
+def every_kill_ledger(persisted_state: JobWorld) -> None:
+    plan = [str(s["tool"]) for s in persisted_state.job["steps"]]
+    wrong = [
+        (r.k, r.killed_ledger + r.resumed_ledger) for r in _kill_rounds(persisted_state)
+        if r.killed_ledger + r.resumed_ledger != plan
+    ]
+    expect_equal(f"kills whose two runs did not leave the ledger {plan}", [], wrong)
+
+
+def _kill_rounds(world: JobWorld) -> list[KillRound]:
+    if not world.kill_rounds:
+        raise Mismatch("kills", "at least one write to kill after", "the job wrote nothing")
+    return world.kill_rounds
 
 
 def _instant(text: str) -> datetime:

@@ -167,7 +167,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     for rule in load_catalogue():
         config.addinivalue_line("markers", f"{rule.id}: {rule.level} {rule.text[:80]}")
-    for tag in ("golden", "variant", "property"):
+    for tag in ("golden", "variant", "property", "slow"):
         config.addinivalue_line("markers", f"{tag}: memconform scenario tag")
     config.addinivalue_line("markers", "stress: a stress-size scenario, run after the others")
     for capability in Capability:

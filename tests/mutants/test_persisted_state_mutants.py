@@ -2,9 +2,9 @@
 claims to break, every MUST rule of the profile is claimed by some mutant, and
 the reference simulator passes the whole profile.
 
-Mutants that break the resume-elsewhere or durability rules (PS-009, PS-031)
-run against a SQLite file, because those scenarios need a store that outlives
-its process; the others run against ``memory://``.
+Mutants that break the rules judged by a real kill or a fresh process run
+against a SQLite file, because those scenarios need a store that outlives its
+process; the others run against ``memory://``.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from tests.mutant_harness import rejected_rules, run_suite
 
 TARGET = "tests/features/test_persisted_state.py"
 DURABLE_RULES = frozenset({"PS-009", "PS-031"})
+KILLED_RULES = frozenset({"PS-001", "PS-005", "PS-006", "PS-007", "PS-008", "PS-009", "PS-025"})
+"""Rules with a scenario whose job is really killed (needs a durable store)."""
 HAS_SQLITE = importlib.util.find_spec("memconform.adapters.sqlite") is not None
 
 
 def _store_for(rules: frozenset[str], tmp_path: Path) -> tuple[str, str]:
-    if rules & DURABLE_RULES:
+    if rules & (DURABLE_RULES | KILLED_RULES):
         if not HAS_SQLITE:
             pytest.skip("needs a durable store: memconform.adapters.sqlite is not available")
         return ("--memconform-store", f"sqlite:///{tmp_path / 'mutant.db'}")
@@ -49,7 +51,7 @@ def test_the_simulator_passes_every_persisted_state_scenario_in_memory(tmp_path:
            if o["outcome"] not in ("passed", "unsupported")]
     assert not bad
     unsupported = {r for o in outcomes if o["outcome"] == "unsupported" for r in o["rules"]}
-    assert unsupported <= DURABLE_RULES | {"PS-006", "PS-007"}
+    assert unsupported <= DURABLE_RULES | KILLED_RULES
     assert len(outcomes) >= 40
 
 
