@@ -51,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memconform.adapters.contract import StoreError
 from memconform.simulator.digest import (
     SEED_RULES,
     DigestRules,
@@ -178,7 +179,9 @@ class Behaviour:
     - ``generic_end_user_notice``: end users see a generic notice;
     - ``empty_reply_on_error``: a turn that ends in ``ERROR`` replies nothing (else it
       replies with the end-user notice);
-    - ``task_type_field``: entries carry ``taskType`` (the EDDI code does).
+    - ``task_type_field``: entries carry ``taskType`` (the EDDI code does);
+    - ``swallow_store_refusals``: a memory write the store refused is taken as
+      written (wrong: SW-033 wants the turn to end in ``ERROR``).
     """
 
     digest_rules: DigestRules = SEED_RULES
@@ -207,6 +210,7 @@ class Behaviour:
     generic_end_user_notice: bool = True
     empty_reply_on_error: bool = True
     task_type_field: bool = False
+    swallow_store_refusals: bool = False
 
 
 SEED = Behaviour()
@@ -522,7 +526,11 @@ class Executor:
             turn_id=f"step-{step}",
             metadata={META: meta},
         )
-        self.env.store.append(self.thread, [message])
+        try:
+            self.env.store.append(self.thread, [message])
+        except StoreError:
+            if not self.behaviour.swallow_store_refusals:
+                raise
         self._log.append(message)
         return message
 
@@ -712,6 +720,12 @@ class Executor:
             start = len(self._log)
             try:
                 self._perform(turn, task, previous)
+            except StoreError:
+                # the store refused what the task wrote: the task did not happen
+                turn.tasks.append({"task": task.id, "status": "failed"})
+                stopped = True
+                turn.state = "ERROR"
+                continue
             except ScriptedFailure as failure:
                 written = self._log[start:]
                 earlier = [m.id for m in self._log[step_start:start]]

@@ -29,6 +29,7 @@ from typing import Any
 from pytest_bdd import given, parsers, then, when
 
 from memconform.adapters.contract import Capability
+from memconform.adapters.faults import RefusingStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.secret_syntaxes import secret_syntax
 from memconform.simulator.environment import ScriptError
@@ -291,14 +292,36 @@ def _complete(script: dict[str, Any]) -> dict[str, Any]:
     return done
 
 
+_REFUSED_APPENDS = "kit: refused appends"
+"""Where a scenario notes the appends the kit's store refuses: taken out of the
+script before the runtime sees it (nothing in the script tells the runtime)."""
+
+
 def _run(runtime: Runtime, store: RecordingStore, script: dict[str, Any]) -> StrictWriteRun:
+    refused = script.pop(_REFUSED_APPENDS, None)
     done = _complete(script)
     result = StrictWriteRun(done, store_calls_before=len(store.timeline.of("store")))
+    proxy = store
+    if refused:
+        proxy = RecordingStore(
+            RefusingStore(store.inner, appends=refused), store.timeline,
+            timeout=store.timeout, hangs=store.hangs,
+        )
     try:
-        result.observation = observe(runtime, done, store)
+        result.observation = observe(runtime, done, proxy)
     except ScriptError as exc:
         result.rejection = exc
+    finally:
+        if proxy is not store:
+            proxy.close()
+    if refused:
+        result.extra["refused_appends"] = sorted(refused)
     return result
+
+
+@given(parsers.parse("the store refuses the strict-write agent's append number {n:d}"))
+def strict_write_store_refuses(sw_script: dict[str, Any], n: int) -> None:
+    sw_script.setdefault(_REFUSED_APPENDS, set()).add(n)
 
 
 @when(parsers.re(r'the strict-write agent answers "(?P<text>[^"]*)"$'), target_fixture="sw_run")
@@ -353,6 +376,21 @@ def strict_write_constructed(
 @decides("SW-001", "SW-002", "SW-015", "SW-026", "SW-028")
 def strict_write_turn_state(sw_run: StrictWriteRun, n: int, state: str) -> None:
     expect_equal(f"state of strict-write turn {n}", state, sw_run.turn(n).get("state"))
+
+
+@then(parsers.parse(
+    "the strict-write turn {n:d} ends in state \"ERROR\" because the store refused a write"
+))
+@decides("SW-033")
+def strict_write_refused_turn(sw_run: StrictWriteRun, n: int) -> None:
+    appends = [e for e in sw_run.timeline if e.get("kind") == "store" and e.get("name") == "append"]
+    refused = sw_run.extra.get("refused_appends") or []
+    if not refused or len(appends) < max(refused):
+        raise Mismatch("the kit's refusal", f"append number {refused} reached the store",
+                       f"{len(appends)} appends")
+    turn = sw_run.turn(n)
+    expect_equal(f"state of strict-write turn {n} after the store refused a write", "ERROR",
+                 turn.get("state"))
 
 
 @then(parsers.parse("the strict-write reply of turn {n:d} is empty"))
