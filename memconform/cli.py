@@ -149,8 +149,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--runtime",
-        help="runtime under test as module:factory; judges every runtime-subject rule and "
-        "runs only their scenarios",
+        help="runtime under test as module:factory or a framework's name (openai-agents); "
+        "judges every runtime-subject rule and runs only their scenarios",
     )
     run.add_argument("--out", default="memconform-report", help="report folder")
     run.add_argument(
@@ -242,7 +242,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     fingerprint.add_argument(
         "--runtime", default="simulator",
-        help="simulator, a simulator variant (anvia-main) or module:factory (default: simulator)",
+        help="simulator, a simulator variant (anvia-main), a framework's name (openai-agents) "
+        "or module:factory (default: simulator)",
     )
     fingerprint.add_argument(
         "--policy", choices=("message", "turn", "run"),
@@ -883,6 +884,10 @@ def _run(args: argparse.Namespace) -> int:
     measured = _measured_packages(args)
     if args.store and args.runtime:
         raise UsageError("judge one subject at a time: give --store or --runtime, not both")
+    if args.runtime:
+        from memconform.adapters.registry import resolve_runtime
+
+        args.runtime = resolve_runtime(args.runtime)
     if args.fingerprint and args.store:
         raise UsageError("--fingerprint judges a runtime: it refuses --store")
     if args.max_timeouts < 0:

@@ -36,6 +36,7 @@ from typing import Any, cast
 
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
+from memconform.adapters.registry import BUILTIN_RUNTIMES
 from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Runtime, Simulator
 from memconform.simulator.save_policy_script import POLICIES, VARIANTS
@@ -620,12 +621,14 @@ def subject_for(
         build = Simulator
     elif runtime in VARIANTS:
         build = _variant(runtime)
+    elif runtime in BUILTIN_RUNTIMES:
+        build = _factory(BUILTIN_RUNTIMES[runtime])
     elif ":" in runtime:
         build = _factory(runtime)
     else:
         raise FingerprintError(
-            f"--runtime must be simulator, one of its variants ({', '.join(VARIANTS)}) "
-            f"or module:factory, not {runtime!r}"
+            f"--runtime must be simulator, one of its variants ({', '.join(VARIANTS)}), "
+            f"a framework ({', '.join(BUILTIN_RUNTIMES)}) or module:factory, not {runtime!r}"
         )
     label = runtime
     wrapper: Callable[[Any], Any] | None = None

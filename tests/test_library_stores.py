@@ -54,9 +54,12 @@ def _venv(extra: str) -> Path:
 @pytest.mark.parametrize("extra", EXTRAS)
 def test_the_adapter_unit_tests_pass_in_the_librarys_own_environment(extra: str) -> None:
     venv = _venv(extra)
-    test_file = f"tests/libraries/test_{extra.replace('-', '_')}.py"
+    stem = f"tests/libraries/test_{extra.replace('-', '_')}"
+    runtime_tests = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(f"{stem}_runtime.py"))
+    test_files = [f"{stem}.py", *runtime_tests]
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file],
+        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         *test_files],
         cwd=ROOT, capture_output=True, text=True, check=False, timeout=900,
     )
     tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-30:])

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from memconform.adapters.fresh_process import fresh_environment, python_command
-from memconform.adapters.registry import StoreURLError, factory_arguments, open_store
+from memconform.adapters.registry import (
+    BUILTIN_RUNTIMES,
+    StoreURLError,
+    factory_arguments,
+    open_store,
+    resolve_runtime,
+)
 from tests.bad_store_adapters import UnlockedFileStore
 from tests.mutant_harness import run_suite
 
@@ -31,6 +37,17 @@ def test_factory_arguments_are_text_and_named_once() -> None:
         factory_arguments("a=1&a=2")
     with pytest.raises(StoreURLError, match="keyword"):
         factory_arguments("not-a-name=1")
+
+
+def test_a_runtime_is_named_or_given_as_module_factory() -> None:
+    target = resolve_runtime("openai-agents")
+    assert target == BUILTIN_RUNTIMES["openai-agents"]
+    module_name, _, attr = target.partition(":")
+    assert module_name.startswith("memconform.adapters.libraries.")
+    assert attr
+    assert resolve_runtime("tests.runtime_adapters:stamping_runtime") == (
+        "tests.runtime_adapters:stamping_runtime"
+    )
 
 
 def test_a_bad_query_is_a_url_error() -> None:

@@ -14,6 +14,11 @@ not exist) raises :class:`StoreURLError`, a usage error. A store module that
 exists but does not import (a ``SyntaxError``, an ``ImportError`` inside it)
 is a broken adapter: :class:`~memconform.adapters.proxy.AdapterContractError`
 for the method ``open``, naming the module and the cause.
+
+Runtimes are named the same way: ``module:factory`` (called without
+arguments), or one of the names in :data:`BUILTIN_RUNTIMES` (the adapters of
+third-party agent frameworks, each behind its optional extra), which
+:func:`resolve_runtime` turns into its ``module:factory``.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ from importlib.metadata import entry_points
 from urllib.parse import parse_qsl, urlsplit
 
 __all__ = [
+    "BUILTIN_RUNTIMES",
     "BUILTIN_SCHEMES",
     "StoreURLError",
     "factory_arguments",
     "open_store",
     "redact_url",
+    "resolve_runtime",
 ]
 
 BUILTIN_SCHEMES: dict[str, str] = {
@@ -52,6 +59,19 @@ BUILTIN_SCHEMES: dict[str, str] = {
     "llama-index+sqlite": "memconform.adapters.libraries.llama_index:open_sqlalchemy_chat_store",
 }
 """Scheme → ``module:callable`` taking the URL and returning a store."""
+
+BUILTIN_RUNTIMES: dict[str, str] = {
+    # Third-party agent frameworks (optional extras; see memconform.adapters.libraries).
+    "openai-agents": "memconform.adapters.libraries.openai_agents_runtime:openai_agents_runtime",
+}
+"""Runtime name → ``module:factory`` building the runtime (called without arguments)."""
+
+
+def resolve_runtime(name: str) -> str:
+    """The ``module:factory`` a ``--runtime`` value names: a name in
+    :data:`BUILTIN_RUNTIMES`, or the value itself (already ``module:factory``)."""
+    return BUILTIN_RUNTIMES.get(name, name)
+
 
 _MODULE_FACTORY = re.compile(r"^(?P<target>[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)(?:\?(?P<query>.*))?$")
 

@@ -252,7 +252,10 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
             return mutated
     target = request.config.getoption("--memconform-runtime")
     if target:
-        module_name, _, attr = str(target).partition(":")
+        from memconform.adapters.registry import resolve_runtime
+
+        target = resolve_runtime(str(target))
+        module_name, _, attr = target.partition(":")
         try:
             factory: Any = importlib.import_module(module_name)
             for part in attr.split("."):
