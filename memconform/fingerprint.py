@@ -61,6 +61,7 @@ __all__ = [
     "Subject",
     "declared_hooks",
     "fingerprint",
+    "hooks_needed",
     "project",
     "references",
     "render_json",
@@ -581,6 +582,33 @@ def declared_hooks(runtime: object) -> frozenset[str] | None:
         raise FingerprintError(f"the runtime declares unknown hooks {', '.join(unknown)} "
                                f"(known: {', '.join(OPTIONAL_HOOKS)})")
     return names
+
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""Model failures a runtime with the ``retry`` feature retries."""
+
+
+def hooks_needed(script: Mapping[str, Any]) -> frozenset[str]:
+    """The optional hooks (:data:`OPTIONAL_HOOKS`) a save-policy ``script`` cannot
+    run without: each scripted hook of that name, a cancellation, an approval or
+    resume, streaming, and a model failure a provider retry may fix."""
+    needed = {name for name in (script.get("hooks") or {}) if name in OPTIONAL_HOOKS}
+    runs = [r for r in script.get("runs") or [] if isinstance(r, Mapping)]
+    if any(r.get("cancel_before_model_call") for r in runs):
+        needed.add("cancel")
+    if any(r.get("stream") for r in runs) or script.get("stream"):
+        needed.add("stream")
+    steps = [step for component in (script.get("model") or {}).values()
+             for step in (component if isinstance(component, list) else [component])
+             if isinstance(step, Mapping)]
+    calls = [c for step in steps for c in step.get("tool_calls") or [] if isinstance(c, Mapping)]
+    if any(r.get("resume") is not None for r in runs) or any(
+            c.get("needs_approval") for c in calls):
+        needed.add("approval")
+    if any(isinstance(step.get("fail"), Mapping)
+           and step["fail"].get("status") in RETRYABLE_STATUSES for step in steps):
+        needed.add("retry")
+    return frozenset(needed)
 
 
 def fingerprint(subject: Subject, points: Sequence[Point] = POINTS) -> Fingerprint:

@@ -15,7 +15,9 @@ from memconform.cli import main
 from memconform.fingerprint import (
     COMPONENTS,
     POINTS,
+    Point,
     fingerprint,
+    hooks_needed,
     references,
     render_json,
     render_text,
@@ -23,6 +25,7 @@ from memconform.fingerprint import (
 )
 from memconform.mutants import all_mutants
 from memconform.simulator.environment import Environment
+from memconform.simulator.runtime import Simulator
 from memconform.values import JSONValue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -317,3 +320,33 @@ def test_nothing_is_stored_after_the_simulated_crash() -> None:
     crashed = result.observed["crash after write 1"]
     assert crashed.stored == "user"
     assert crashed.appends == "[user]"
+
+
+@pytest.mark.parametrize("point", POINTS, ids=[p.name for p in POINTS])
+def test_a_script_needs_exactly_the_hooks_of_its_failure_point(point: Point) -> None:
+    assert hooks_needed(point.script("turn")) == frozenset(point.needs)
+
+
+class _GuardrailsOnly(Simulator):
+    hooks = frozenset({"input_guardrail", "output_guardrail"})
+
+
+def test_a_scenario_needing_a_hook_the_runtime_lacks_is_unsupported() -> None:
+    from memconform.adapters.memory import MemoryStore
+    from memconform.adapters.proxy import RecordingStore
+    from memconform.steps.common import UNSUPPORTED_PREFIX
+    from memconform.steps.save_policy import _execute
+
+    streamed = next(p for p in POINTS if p.name == "streamed").script("turn")
+    proxy = RecordingStore(MemoryStore())
+    try:
+        with pytest.raises(pytest.skip.Exception, match=f"^{UNSUPPORTED_PREFIX}.*stream"):
+            _execute(_GuardrailsOnly(), streamed, proxy)
+        assert proxy.timeline.to_json() == []  # nothing was run
+        blocked = next(p for p in POINTS if p.name == "input guardrail blocks").script("turn")
+        observation = _execute(_GuardrailsOnly(), blocked, proxy)
+        assert observation["runs"][0]["outcome"] == "blocked"
+        observation = _execute(Simulator(), streamed, proxy)  # declares nothing: runs all
+        assert observation["runs"][0]["outcome"] == "completed"
+    finally:
+        proxy.close()

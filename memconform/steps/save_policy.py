@@ -18,6 +18,7 @@ from pytest_bdd import given, parsers, then, when
 
 from memconform.adapters.contract import Capability, StoreError
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
+from memconform.fingerprint import declared_hooks, hooks_needed
 from memconform.simulator.runtime import Runtime, observe
 from memconform.steps._save_policy_scripts import (
     ANSWER,
@@ -29,7 +30,13 @@ from memconform.steps._save_policy_scripts import (
     refusing_store,
     store_refusals,
 )
-from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
+from memconform.steps.common import (
+    Mismatch,
+    decides,
+    expect_equal,
+    require_capability,
+    unsupported,
+)
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Message
 
@@ -128,6 +135,12 @@ def _error_records(observation: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _execute(
     runtime: Runtime, script: dict[str, Any], proxy: RecordingStore
 ) -> dict[str, Any]:
+    declared = declared_hooks(runtime)
+    if declared is not None:
+        missing = sorted(hooks_needed(script) - declared)
+        if missing:
+            unsupported(f"the runtime has no {', '.join(missing)} (it declares the hooks "
+                        f"{', '.join(sorted(declared)) or 'none'})")
     observation = observe(runtime, script, proxy)
     observation["thread_under_test"] = script["thread"]
     return observation
