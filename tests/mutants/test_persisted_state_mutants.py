@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from memconform.catalogue import load_catalogue
-from memconform.mutants import Mutant
-from memconform.mutants.persisted_state import MUTANTS
+from memconform.mutants import Mutant, persisted_state, public_jobs
 from tests.mutant_harness import rejected_rules, run_suite
 
+MUTANTS = [*persisted_state.MUTANTS, *public_jobs.MUTANTS]
 TARGET = "tests/features/test_persisted_state.py"
 DURABLE_RULES = frozenset({"PS-009", "PS-031"})
 KILLED_RULES = frozenset({"PS-001", "PS-005", "PS-006", "PS-007", "PS-008", "PS-009", "PS-025"})
@@ -78,3 +78,9 @@ def test_persisted_state_mutant_names_are_unique_and_documented() -> None:
     assert all(n.startswith("ps-") for n in names)
     assert all(m.doc and m.profile == "persisted-state" and m.kind in ("store", "runtime")
                for m in MUTANTS)
+
+
+def test_the_public_jobs_mutant_uses_no_simulator_code() -> None:
+    """The module-globals runtime sees the kit only through the public API."""
+    source = Path(public_jobs.__file__).read_text(encoding="utf-8")
+    assert "memconform.simulator" not in source
