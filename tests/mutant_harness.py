@@ -21,12 +21,17 @@ def run_suite(target: str, tmp_path: Path, *options: str) -> list[dict[str, Any]
     """Run pytest on ``target`` (a test file) with ``options``; return the outcomes.
 
     The child's exit code is not checked: failing scenarios are the point.
+    Both subjects are judged unless ``options`` name one (``--memconform-subject``).
     A child that wrote no outcomes (a crash of the kit) fails loudly. With
     ``--memconform-mutant NAME`` and no ``-m`` of its own, only the scenarios tagged with
     the rules the mutant claims to break are run: that is what the mutant test
     asserts, and it keeps the mutant matrix fast.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
+    if "--memconform-subject" not in options:
+        # judge what the scenarios of both subjects decide, as the mutant tests
+        # assert: a store option alone would deselect every runtime scenario
+        options = (*options, "--memconform-subject", "both")
     if "--memconform-mutant" in options and "-m" not in options:
         kills = get_mutant(options[options.index("--memconform-mutant") + 1]).kills
         options = (*options, "-m", " or ".join(sorted(kills)))
