@@ -46,6 +46,7 @@ document's behaviour, :data:`EDDI_SNAPSHOT` the real EDDI code (variant
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -181,7 +182,9 @@ class Behaviour:
       replies with the end-user notice);
     - ``task_type_field``: entries carry ``taskType`` (the EDDI code does);
     - ``swallow_store_refusals``: a memory write the store refused is taken as
-      written (wrong: SW-033 wants the turn to end in ``ERROR``).
+      written (wrong: SW-033 wants the turn to end in ``ERROR``);
+    - ``swallow_commit_refusals``: a ``set_committed`` the store refused is taken
+      as done (wrong: SW-043 wants the turn to stop and end in ``ERROR``).
     """
 
     digest_rules: DigestRules = SEED_RULES
@@ -211,6 +214,7 @@ class Behaviour:
     empty_reply_on_error: bool = True
     task_type_field: bool = False
     swallow_store_refusals: bool = False
+    swallow_commit_refusals: bool = False
 
 
 SEED = Behaviour()
@@ -540,7 +544,11 @@ class Executor:
     def _set_committed(self, ids: Sequence[str], committed: bool) -> None:
         if not ids:
             return
-        self.env.store.set_committed(self.thread, list(ids), committed)
+        try:
+            self.env.store.set_committed(self.thread, list(ids), committed)
+        except StoreError:
+            if not self.behaviour.swallow_commit_refusals:
+                raise
         wanted = set(ids)
         self._log = [replace(m, committed=committed) if m.id in wanted else m for m in self._log]
 
@@ -729,8 +737,15 @@ class Executor:
             except ScriptedFailure as failure:
                 written = self._log[start:]
                 earlier = [m.id for m in self._log[step_start:start]]
-                self.fail_task(turn, task, failure.error, written, keys_before, earlier)
                 turn.tasks.append({"task": task.id, "status": "failed"})
+                try:
+                    self.fail_task(turn, task, failure.error, written, keys_before, earlier)
+                except StoreError:
+                    # the store refused to hide (or record) the failed task's writes:
+                    # they stay as stored, so no later task may run over them
+                    stopped = True
+                    turn.state = "ERROR"
+                    continue
                 shutdown = failure.type_name == SHUTDOWN_ERROR_TYPE
                 if (shutdown and self.behaviour.stop_at_shutdown) or not self.continues:
                     stopped = True
@@ -741,7 +756,9 @@ class Executor:
             self._write(number, None, "output", TASK_ERRORS_KEY, "append", entry)
         if turn.state == "ERROR" and not self.behaviour.persist_failed_turn:
             step_ids = [m.id for m in self._log if (_meta(m) or {}).get("step") == number]
-            self._set_committed(step_ids, False)
+            # the turn already ends in ERROR; refused, its writes stay as stored
+            with contextlib.suppress(StoreError):
+                self._set_committed(step_ids, False)
         memory = self._step(number)
         reply = ""
         if turn.state != "ERROR":

@@ -296,16 +296,22 @@ _REFUSED_APPENDS = "kit: refused appends"
 """Where a scenario notes the appends the kit's store refuses: taken out of the
 script before the runtime sees it (nothing in the script tells the runtime)."""
 
+_REFUSED_METHODS = "kit: refused methods"
+"""Where a scenario notes the store methods (``set_committed``, ``record_error``)
+whose every call the kit's store refuses; taken out of the script like
+:data:`_REFUSED_APPENDS`."""
+
 
 def _run(runtime: Runtime, store: RecordingStore, script: dict[str, Any]) -> StrictWriteRun:
     refused = script.pop(_REFUSED_APPENDS, None)
+    methods = script.pop(_REFUSED_METHODS, None)
     done = _complete(script)
     result = StrictWriteRun(done, store_calls_before=len(store.timeline.of("store")))
     proxy = store
-    if refused:
+    if refused or methods:
         proxy = RecordingStore(
-            RefusingStore(store.inner, appends=refused), store.timeline,
-            timeout=store.timeout, hangs=store.hangs,
+            RefusingStore(store.inner, appends=refused or (), methods=methods or ()),
+            store.timeline, timeout=store.timeout, hangs=store.hangs,
         )
     try:
         result.observation = observe(runtime, done, proxy)
@@ -316,12 +322,19 @@ def _run(runtime: Runtime, store: RecordingStore, script: dict[str, Any]) -> Str
             proxy.close()
     if refused:
         result.extra["refused_appends"] = sorted(refused)
+    if methods:
+        result.extra["refused_methods"] = sorted(methods)
     return result
 
 
 @given(parsers.parse("the store refuses the strict-write agent's append number {n:d}"))
 def strict_write_store_refuses(sw_script: dict[str, Any], n: int) -> None:
     sw_script.setdefault(_REFUSED_APPENDS, set()).add(n)
+
+
+@given("the store refuses every strict-write set_committed and record_error call")
+def strict_write_store_refuses_commits(sw_script: dict[str, Any]) -> None:
+    sw_script.setdefault(_REFUSED_METHODS, set()).update({"set_committed", "record_error"})
 
 
 @when(parsers.re(r'the strict-write agent answers "(?P<text>[^"]*)"$'), target_fixture="sw_run")
@@ -391,6 +404,31 @@ def strict_write_refused_turn(sw_run: StrictWriteRun, n: int) -> None:
     turn = sw_run.turn(n)
     expect_equal(f"state of strict-write turn {n} after the store refused a write", "ERROR",
                  turn.get("state"))
+
+
+@then(parsers.parse(
+    'the strict-write turn {n:d} stops at task "{task}" because the store refused to hide '
+    "its writes"
+))
+@decides("SW-043")
+def strict_write_refused_commit_turn(sw_run: StrictWriteRun, n: int, task: str) -> None:
+    refused = [e for e in sw_run.timeline if e.get("kind") == "store"
+               and e.get("name") in ("set_committed", "record_error")]
+    if not refused:
+        raise Mismatch("the kit's refusal", "the runtime asked the store to hide the failed "
+                       "task's writes (set_committed) and was refused",
+                       "no set_committed or record_error call")
+    turn = sw_run.turn(n)
+    statuses = [t for t in turn.get("tasks") or [] if isinstance(t, Mapping)]
+    names = [t.get("task") for t in statuses]
+    if task not in names:
+        raise Mismatch(f"strict-write turn {n}", f"task {task!r} listed", _dump(names))
+    later = [t for t in statuses[names.index(task) + 1:] if t.get("status") != "not-run"]
+    if later:
+        raise Mismatch(f"tasks after {task!r} in strict-write turn {n} after the store refused "
+                       "set_committed", "none run", _dump(later))
+    expect_equal(f"state of strict-write turn {n} after the store refused set_committed",
+                 "ERROR", turn.get("state"))
 
 
 @then(parsers.parse("the strict-write reply of turn {n:d} is empty"))
