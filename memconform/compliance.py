@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+import uuid
 from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ from memconform.reports.exitcode import exit_code
 from memconform.reports.results import Results, RuleResult, load_results
 
 __all__ = [
+    "SERVERS",
     "SEVERITIES",
     "TARGETS",
     "ComplianceError",
@@ -70,6 +72,7 @@ __all__ = [
     "render_page",
     "reproduction_scripts",
     "run_target",
+    "server_url",
     "verdict_line",
     "write_page",
 ]
@@ -84,23 +87,45 @@ must not depend on how busy the machine was. A call carrying a large batch gets
 this once per started thousand messages, as in every run."""
 
 
+SERVERS: dict[str, tuple[str, str]] = {
+    "postgresql": ("MEMCONFORM_POSTGRESQL_URL", "postgresql://postgres@127.0.0.1:5432/test"),
+    "redis": ("MEMCONFORM_REDIS_URL", "redis://127.0.0.1:6379/0"),
+}
+"""Server kind -> (the variable naming its URL, the URL when it is unset): the
+same variables the kit's own PostgreSQL and Redis tests read."""
+
+
+def server_url(kind: str) -> str:
+    """The URL of the ``kind`` server (:data:`SERVERS`)."""
+    variable, default = SERVERS[kind]
+    return os.environ.get(variable) or default
+
+
 @dataclass(frozen=True)
 class Target:
-    """One third-party store: ``url`` may hold ``{dir}``, a fresh empty folder."""
+    """One third-party store: ``url`` may hold ``{dir}``, a fresh empty folder,
+    ``{run}``, a name no other run uses (a schema, a key prefix), and
+    ``{server}``, the address of the ``server`` it needs (``host:port/db`` with
+    any user, from :func:`server_url`)."""
 
     name: str
     extra: str
     url: str
     label: str
+    server: str = ""
+    """``"postgresql"`` or ``"redis"`` when the store lives on that server."""
 
-    def store_url(self, folder: Path) -> str:
-        """The URL with ``{dir}`` filled in."""
-        return self.url.replace("{dir}", str(folder))
+    def store_url(self, folder: Path, run: str = "run") -> str:
+        """The URL with ``{dir}``, ``{run}`` and ``{server}`` filled in."""
+        url = self.url.replace("{dir}", str(folder)).replace("{run}", run)
+        if self.server:
+            url = url.replace("{server}", server_url(self.server).split("://", 1)[1])
+        return url
 
     def reproduce(self, rule: str | None = None) -> str:
         """Shell commands that re-run this target (one rule, when given), from the
         root of a checkout of the kit (the kit is not published on a package index)."""
-        url = self.store_url(Path("/tmp/memconform-store"))
+        url = self.store_url(Path("/tmp/memconform-store"), "repro")
         run = (f"v/bin/memconform run --store {shlex.quote(url)} --measure-unclaimed "
                f"--timeout {CALL_TIMEOUT:g}")
         if rule is not None:
@@ -126,6 +151,9 @@ TARGETS: tuple[Target, ...] = (
            "LangChain: FileChatMessageHistory"),
     Target("llama-index-sqlite", "llama-index", "llama-index+sqlite:///{dir}/store.db",
            "LlamaIndex: SQLAlchemyChatStore on SQLite"),
+    Target("langchain-postgresql", "langchain",
+           "langchain+postgresql://{server}?schema=mcl_{run}",
+           "LangChain: PostgresChatMessageHistory (langchain-postgres)", "postgresql"),
 )
 """Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
 reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
@@ -266,8 +294,9 @@ def run_target(target: Target, venv: Path, results_file: Path, timeout: float) -
         folder = Path(work) / "store"
         folder.mkdir()
         out = Path(work) / "report"
+        url = target.store_url(folder, uuid.uuid4().hex[:16])
         command = [
-            str(venv / "bin" / "memconform"), "run", "--store", target.store_url(folder),
+            str(venv / "bin" / "memconform"), "run", "--store", url,
             "--out", str(out), "--measure-unclaimed", "--timeout", f"{CALL_TIMEOUT:g}",
         ]
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
@@ -278,6 +307,9 @@ def run_target(target: Target, venv: Path, results_file: Path, timeout: float) -
             )
         except subprocess.TimeoutExpired:
             return TargetRun(target, None, f"the run took longer than {timeout:.0f} s")
+        finally:
+            if target.server:
+                _drop(venv, url, env)
         produced = out / "results.json"
         if not produced.is_file():
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-10:])
@@ -290,6 +322,17 @@ def run_target(target: Target, venv: Path, results_file: Path, timeout: float) -
     slow_only = done.returncode == 3 and errors and all(map(library_too_slow, errors))
     problem = "" if done.returncode in (0, 1) or slow_only else f"the run exited {done.returncode}"
     return TargetRun(target, results, problem)
+
+
+def _drop(venv: Path, url: str, env: Mapping[str, str]) -> None:
+    """Remove the schema or keys a server target's run left (in the library's own
+    environment, which has the driver). Raises :class:`ComplianceError` when it cannot."""
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "memconform.adapters.libraries.servers", "drop",
+         url], capture_output=True, text=True, check=False, env=dict(env), timeout=120,
+    )
+    if done.returncode != 0:
+        raise ComplianceError(f"cannot clean up after {url}: {done.stderr.strip()[-500:]}")
 
 
 def library_too_slow(rule: RuleResult) -> bool:

@@ -9,7 +9,9 @@ true to the pinned versions.
 
 The environments live in ``.venvs/`` (reused while pyproject.toml is unchanged).
 Installing needs a package index: without one these tests skip with the reason,
-and with ``CI=true`` they fail instead.
+and with ``CI=true`` they fail instead. A target on a PostgreSQL or Redis server
+(``MEMCONFORM_POSTGRESQL_URL``, ``MEMCONFORM_REDIS_URL``, as for the kit's own
+server stores) is decided the same way when the server does not answer.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from memconform.compliance import (
+    SERVERS,
     TARGETS,
     ComplianceError,
     Target,
@@ -31,7 +34,7 @@ from memconform.compliance import (
 from memconform.properties.checks import __all__ as PROPERTY_CHECKS
 from memconform.reports import load_results
 from memconform.reports.results import Results
-from tests.adapters_support import in_ci
+from tests.adapters_support import in_ci, require_server
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRAS = sorted({t.extra for t in TARGETS})
@@ -49,6 +52,33 @@ def _venv(extra: str) -> Path:
         if in_ci():
             pytest.fail(f"{exc}\n(CI=true: every library must be installable)", pytrace=False)
         pytest.skip(f"the {extra!r} extra cannot be installed here: {exc}")
+
+
+def _probe_postgresql(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=3):
+        pass
+
+
+def _probe_redis(url: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=3)
+    try:
+        client.ping()
+    finally:
+        client.close()
+
+
+_PROBES = {"postgresql": ("PostgreSQL", _probe_postgresql), "redis": ("Redis", _probe_redis)}
+
+
+def _require_server(target: Target) -> None:
+    """Skip (fail under CI=true) when the target's server does not answer."""
+    if target.server:
+        what, probe = _PROBES[target.server]
+        require_server(what, *SERVERS[target.server], probe)
 
 
 @pytest.mark.parametrize("extra", EXTRAS)
@@ -71,6 +101,7 @@ def test_the_adapter_unit_tests_pass_in_the_librarys_own_environment(extra: str)
 def test_every_store_rule_gets_a_verdict_and_the_adapter_never_errs(
     target: Target, tmp_path: Path
 ) -> None:
+    _require_server(target)
     venv = _venv(target.extra)
     run = run_target(target, venv, tmp_path / "results.json", timeout=1500)
     assert run.results is not None, run.problem
@@ -103,6 +134,7 @@ def test_the_library_only_script_reproduces_every_finding(name: str, tmp_path: P
     """The script runs as a library's maintainer would run it: from an empty
     folder, with nothing of the kit on its path (it imports none of it)."""
     target = next(t for t in TARGETS if t.name == name)
+    _require_server(target)
     venv = _venv(target.extra)
     script = ROOT / "docs" / SCRIPTS[name]
     done = subprocess.run(

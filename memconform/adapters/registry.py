@@ -51,11 +51,18 @@ BUILTIN_SCHEMES: dict[str, str] = {
     "openai-agents+sqlalchemy": (
         "memconform.adapters.libraries.openai_agents:open_sqlalchemy_session"
     ),
+    "openai-agents+postgresql": (
+        "memconform.adapters.libraries.openai_agents:open_postgresql_session"
+    ),
+    "openai-agents+redis": "memconform.adapters.libraries.openai_agents:open_redis_session",
     "langgraph+sqlite": "memconform.adapters.libraries.langgraph:open_langgraph_sqlite",
+    "langgraph+postgresql": "memconform.adapters.libraries.langgraph:open_langgraph_postgresql",
     "google-adk+memory": "memconform.adapters.libraries.google_adk:open_in_memory",
     "google-adk+sqlite": "memconform.adapters.libraries.google_adk:open_database",
+    "google-adk+postgresql": "memconform.adapters.libraries.google_adk:open_postgresql",
     "langchain+sql": "memconform.adapters.libraries.langchain:open_sql_history",
     "langchain+file": "memconform.adapters.libraries.langchain:open_file_history",
+    "langchain+postgresql": "memconform.adapters.libraries.langchain:open_postgres_history",
     "llama-index+sqlite": "memconform.adapters.libraries.llama_index:open_sqlalchemy_chat_store",
 }
 """Scheme → ``module:callable`` taking the URL and returning a store."""

@@ -4,7 +4,8 @@ Each module translates one library's store to the Store contract and nothing
 more: it never adds a check or a guarantee the library lacks (a missing duplicate
 check stays missing; that is a finding, not an adapter bug). A capability the
 library cannot express is not declared. Each library is an optional extra,
-imported only when its URL scheme is opened:
+imported only when its URL scheme is opened. The PostgreSQL and Redis URLs
+name a schema or key prefix of their own (:mod:`.servers`):
 
 ==========================  ===================  =========================================
 scheme                      extra                library and store
@@ -17,22 +18,30 @@ scheme                      extra                library and store
 ``langchain+sql``           ``langchain``        ``SQLChatMessageHistory`` on SQLite
 ``langchain+file``          ``langchain``        ``FileChatMessageHistory``
 ``llama-index+sqlite``      ``llama-index``      ``SQLAlchemyChatStore`` on SQLite
+``openai-agents+postgresql`` ``openai-agents``   Agents SDK ``SQLAlchemySession`` on PostgreSQL
+``openai-agents+redis``     ``openai-agents``    Agents SDK ``RedisSession``
+``langgraph+postgresql``    ``langgraph``        ``PostgresSaver`` + ``PostgresStore``
+``google-adk+postgresql``   ``google-adk``       ADK ``DatabaseSessionService`` on PostgreSQL
+``langchain+postgresql``    ``langchain``        ``langchain-postgres`` chat history
 ==========================  ===================  =========================================
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import threading
+from collections.abc import Coroutine
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memconform.adapters.contract import check_limit
 from memconform.adapters.registry import StoreURLError
 
 T = TypeVar("T")
 
-__all__ = ["file_path", "library_versions", "newest", "require"]
+__all__ = ["LoopThread", "file_path", "library_versions", "newest", "require"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -92,3 +101,26 @@ def library_versions(*distributions: str) -> str:
         except PackageNotFoundError:
             found.append(f"{name} (not installed)")
     return "; ".join(found)
+
+
+class LoopThread:
+    """One event loop running in a daemon thread; coroutines are run on it."""
+
+    def __init__(self, name: str) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and wait for its result (or exception)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def stop(self) -> None:
+        """Stop the loop, wait for its thread and close it."""
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()

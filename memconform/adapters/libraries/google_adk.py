@@ -20,6 +20,13 @@ model reply and tool result. Two of its services are judged here:
     does not present it, so it is not the one judged. The database service
     needs SQLAlchemy (ADK's ``db`` extra), which ``google-adk`` alone does not
     install.
+``google-adk+postgresql://user@host:port/db?schema=NAME``
+    The same ``DatabaseSessionService`` on PostgreSQL
+    (``db_url="postgresql+psycopg://user@host:port/db"``, psycopg 3's asyncio
+    driver, with the library's defaults otherwise), every connection's
+    ``search_path`` set to the schema ``NAME`` through the ``connect_args`` the
+    service hands to ``create_async_engine``; the adapter creates the schema
+    when absent (:mod:`memconform.adapters.libraries.servers`).
 
 How the Store contract maps onto a session service
 --------------------------------------------------
@@ -99,10 +106,10 @@ keep the process alive.
 Capabilities
 ------------
 - ``google-adk+memory``: none. The sessions die with the object.
-- ``google-adk+sqlite``: ``durable`` (each ``append_event`` commits its event
-  to the file before it returns) and ``concurrent-writers`` (the database
-  service is made for several application instances on one database: it
-  checks for a stale session on each append and copes with concurrent
+- ``google-adk+sqlite`` and ``google-adk+postgresql``: ``durable`` (each
+  ``append_event`` commits its event to the database before it returns) and
+  ``concurrent-writers`` (the database service is made for several application
+  instances on one database: it checks for a stale session on each append and copes with concurrent
   creation of state rows). Not ``atomic-batch``: every ``append_event`` is a
   transaction of its own.
 - Not expressible, so not declared by either: ``commit-flags`` (an event has
@@ -127,21 +134,25 @@ writes ``event_data`` with ``json.dumps``, which escapes it).
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from memconform.adapters.contract import Capability, DuplicateIdError, Provision, StoreError
 from memconform.adapters.faults import batch_row_pause
-from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.adapters.libraries import LoopThread, file_path, library_versions, require
+from memconform.adapters.libraries.servers import (
+    ensure_schema,
+    postgresql_target,
+    search_path_option,
+)
 from memconform.adapters.registry import StoreURLError
 from memconform.values import ROLES, JSONValue, Message, freeze_json
 
 __all__ = [
     "APP_NAME",
     "MEMORY_SCHEME",
+    "POSTGRESQL_SCHEME",
     "SQLITE_SCHEME",
     "USER_ID",
     "GoogleADKStore",
@@ -151,10 +162,12 @@ __all__ = [
     "message_from_event",
     "open_database",
     "open_in_memory",
+    "open_postgresql",
 ]
 
 MEMORY_SCHEME = "google-adk+memory"
 SQLITE_SCHEME = "google-adk+sqlite"
+POSTGRESQL_SCHEME = "google-adk+postgresql"
 EXTRA = "google-adk"
 """The optional extra that installs the library."""
 
@@ -223,29 +236,6 @@ def message_from_event(event: Any) -> Message:
 # -- the event loop ---------------------------------------------------------------------
 
 
-class _LoopThread:
-    """One event loop running in a daemon thread; coroutines are run on it."""
-
-    def __init__(self, name: str) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_forever()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the loop and wait for its result (or exception)."""
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def stop(self) -> None:
-        """Stop the loop, wait for its thread and close it."""
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-
-
 # -- the store --------------------------------------------------------------------------
 
 
@@ -279,7 +269,7 @@ class GoogleADKStore:
         self._part: Any = types.Part
         self._exists: Any = require("google.adk.errors.already_exists_error", EXTRA)
         self._stale: Any = require("google.adk.errors", EXTRA).StaleSessionError
-        self._loop = _LoopThread("memconform-google-adk")
+        self._loop = LoopThread("memconform-google-adk")
         self._closed = False
 
         async def build() -> Any:
@@ -419,5 +409,29 @@ def open_database(url: str) -> GoogleADKStore:
         lambda: service_class(db_url=database_url.render_as_string()),
         capabilities=frozenset({Capability.DURABLE, Capability.CONCURRENT_WRITERS}),
         version=library_versions("google-adk", "google-genai", "sqlalchemy", "aiosqlite"),
+        duplicate_errors=(integrity_error,),
+    )
+
+
+def open_postgresql(url: str) -> GoogleADKStore:
+    """``google-adk+postgresql://user@host:port/db?schema=NAME``:
+    ``DatabaseSessionService`` on ``postgresql+psycopg``, tables in ``NAME``."""
+    conninfo, schema = postgresql_target(url, POSTGRESQL_SCHEME)
+    sessions = require("google.adk.sessions", EXTRA)
+    require("psycopg", EXTRA)
+    require("sqlalchemy.ext.asyncio", EXTRA)
+    integrity_error: type[BaseException] = require("sqlalchemy.exc", EXTRA).IntegrityError
+    ensure_schema(conninfo, schema)
+    database_url = require("sqlalchemy.engine", EXTRA).make_url(conninfo).set(
+        drivername="postgresql+psycopg"
+    )
+    service_class: Any = sessions.DatabaseSessionService
+    return GoogleADKStore(
+        lambda: service_class(
+            db_url=database_url.render_as_string(hide_password=False),
+            connect_args={"options": search_path_option(schema)},
+        ),
+        capabilities=frozenset({Capability.DURABLE, Capability.CONCURRENT_WRITERS}),
+        version=library_versions("google-adk", "google-genai", "sqlalchemy", "psycopg"),
         duplicate_errors=(integrity_error,),
     )

@@ -16,6 +16,23 @@ with ``langchain_community.chat_message_histories`` are translated here:
     name is the SHA-256 of the thread id (UTF-8) plus ``.json``, so any thread
     id gives a safe, distinct name.
 
+``langchain+postgresql://user@host:port/db?schema=NAME``
+    ``langchain_postgres.PostgresChatMessageHistory`` (the ``langchain-postgres``
+    package, LangChain's PostgreSQL integration): one psycopg 3 connection,
+    shared by every thread's history as the library's docstring recommends,
+    its ``search_path`` set to the schema ``NAME``, and the library's table
+    ``message_store`` there (made once by the library's own ``create_tables``;
+    the adapter creates the schema and serialises that first set-up between
+    processes with an advisory lock, :mod:`memconform.adapters.libraries.servers`).
+    The library requires a UUID as ``session_id``: a thread id becomes
+    ``uuid5(NAMESPACE_URL, "memconform:" + thread_id)``, so each thread id
+    has its own, stable session. The row point is not offered here: the
+    library writes a batch with one ``executemany`` of its own. The library
+    uses the connection it is lent and never ends a failed transaction or a
+    read's transaction; as any owner of a psycopg connection does, the adapter
+    rolls back after a failed call and commits after a read, and lets one call
+    at a time use the connection (a psycopg transaction is per connection).
+
 How each Store method maps onto the library:
 
 - ``append(thread, batch)`` is ``history.add_messages(batch)`` on the thread's
@@ -43,7 +60,9 @@ Capabilities:
 
 - ``durable`` for both: an acknowledged write is in the SQLite file (committed)
   or in the thread's JSON file, which a new process opening the same URL reads.
-- ``atomic-batch`` and ``concurrent-writers`` for ``langchain+sql`` only:
+- ``langchain+postgresql``: ``durable``, ``atomic-batch`` (the batch is one
+  ``executemany`` and one ``commit``) and ``concurrent-writers`` (a server).
+- ``atomic-batch`` and ``concurrent-writers`` for ``langchain+sql`` too:
   ``SQLChatMessageHistory.add_messages`` adds the whole batch to one SQLAlchemy
   session and commits once (one transaction), and a SQLite file is a database
   meant to be shared by processes. ``FileChatMessageHistory`` has no
@@ -71,21 +90,31 @@ from __future__ import annotations
 import functools
 import hashlib
 import threading
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from memconform.adapters.contract import Provision
 from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import file_path, library_versions, newest, require
+from memconform.adapters.libraries.servers import (
+    ensure_schema,
+    postgresql_target,
+    search_path_option,
+)
 from memconform.values import Message
 
 __all__ = [
     "LangChainFileStore",
+    "LangChainPostgresStore",
     "LangChainSQLStore",
     "from_langchain",
     "open_file_history",
+    "open_postgres_history",
     "open_sql_history",
+    "session_uuid",
     "thread_file_name",
     "to_langchain",
 ]
@@ -279,3 +308,101 @@ def open_file_history(url: str) -> LangChainFileStore:
     require("langchain_community.chat_message_histories", _EXTRA)
     Path(path).mkdir(parents=True, exist_ok=True)
     return LangChainFileStore(path)
+
+
+# -- langchain+postgresql --------------------------------------------------------------
+
+POSTGRESQL_SCHEME = "langchain+postgresql"
+_TABLE = "message_store"
+_POSTGRES_DISTRIBUTIONS = ("langchain-postgres", "langchain-core", "psycopg")
+
+
+def session_uuid(thread_id: str) -> str:
+    """The UUID ``PostgresChatMessageHistory`` needs as the session id of a thread."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "memconform:" + thread_id))
+
+
+class LangChainPostgresStore:
+    """``PostgresChatMessageHistory`` on one psycopg connection; one history per thread."""
+
+    def __init__(self, conninfo: str, schema: str) -> None:
+        histories: Any = require("langchain_postgres", _EXTRA)
+        psycopg: Any = require("psycopg", _EXTRA)
+        self._messages_module = require("langchain_core.messages", _EXTRA)
+        self._history_class: Any = histories.PostgresChatMessageHistory
+        self.version = library_versions(*_POSTGRES_DISTRIBUTIONS)
+        ensure_schema(conninfo, schema)
+        self._connection: Any = psycopg.connect(conninfo, options=search_path_option(schema))
+        # One call at a time on the shared connection: a psycopg transaction is
+        # the connection's, so two calls at once would share one transaction.
+        self._lock = threading.Lock()
+        self._histories: dict[str, Any] = {}
+        # The library's CREATE TABLE IF NOT EXISTS races with itself when several
+        # processes open a new schema at once: one set-up at a time.
+        key = (f"memconform:{schema}",)
+        try:
+            self._connection.execute("SELECT pg_advisory_lock(hashtext(%s))", key)
+            try:
+                self._history_class.create_tables(self._connection, _TABLE)
+            finally:
+                self._connection.execute("SELECT pg_advisory_unlock(hashtext(%s))", key)
+                self._connection.commit()
+        except BaseException:
+            self._connection.close()
+            raise
+
+    provides = frozenset({Provision.WINDOW})
+    """The window is the adapter's slice; the library has none."""
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """``durable``, ``atomic-batch`` and ``concurrent-writers``."""
+        return frozenset({"durable", "atomic-batch", "concurrent-writers"})
+
+    def _history(self, thread_id: str) -> Any:
+        history = self._histories.get(thread_id)
+        if history is None:
+            history = self._history_class(
+                _TABLE, session_uuid(thread_id), sync_connection=self._connection
+            )
+            self._histories[thread_id] = history
+        return history
+
+    @contextmanager
+    def _call(self) -> Iterator[None]:
+        """One library call on the connection. The library leaves its connection
+        in the failed transaction when a statement fails; the connection is the
+        caller's, and a caller of psycopg rolls it back before using it again
+        (nothing is retried)."""
+        with self._lock:
+            try:
+                yield
+            except BaseException:
+                self._connection.rollback()
+                raise
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        """``add_messages`` with the batch converted; see the module docstring."""
+        natives = [to_langchain(m, self._messages_module) for m in batch]
+        with self._call():
+            self._history(thread_id).add_messages(natives)
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        """``get_messages()``, converted, newest ``limit`` by slicing."""
+        with self._call():
+            stored = self._history(thread_id).get_messages()
+            # get_messages() leaves its read's transaction open; end it, as the
+            # owner of the connection does.
+            self._connection.commit()
+        return newest([from_langchain(m) for m in stored], limit)
+
+    def close(self) -> None:
+        """Close the connection; the server keeps what was committed."""
+        self._connection.close()
+
+
+def open_postgres_history(url: str) -> LangChainPostgresStore:
+    """``langchain+postgresql://user@host:port/db?schema=NAME``."""
+    conninfo, schema = postgresql_target(url, POSTGRESQL_SCHEME)
+    require("langchain_postgres", _EXTRA)
+    return LangChainPostgresStore(conninfo, schema)

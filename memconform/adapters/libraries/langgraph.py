@@ -11,6 +11,15 @@ checkpointer after every step; its long-term memory is a separate key-value
   store's ``thread_id`` is LangGraph's ``configurable.thread_id``;
 - durable knowledge lives in ``langgraph.store.sqlite.SqliteStore``.
 
+``langgraph+postgresql://user@host:port/db?schema=NAME`` is the same graph and
+mapping on LangGraph's PostgreSQL persistence (``langgraph-checkpoint-postgres``):
+``PostgresSaver`` checkpoints and ``PostgresStore`` knowledge, each on a psycopg 3
+connection made as the library's ``from_conn_string`` makes it, with the
+tables in the schema ``NAME`` (the connection's ``search_path``; the adapter
+creates the schema and runs the library's own ``setup()`` migrations one
+process at a time). The capabilities declared are the same, for the same
+reasons (one checkpoint row per step, a server shared by design).
+
 How each Store method maps onto LangGraph:
 
 - ``append(thread_id, batch)`` is ``graph.invoke({"messages": batch}, config)``,
@@ -78,16 +87,29 @@ by key, so the order of ``facts()`` depends on the clock.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from memconform.adapters.contract import Capability, Provision, UnsupportedValueError
 from memconform.adapters.libraries import file_path, library_versions, newest, require
+from memconform.adapters.libraries.servers import (
+    ensure_schema,
+    postgresql_target,
+    search_path_option,
+)
 from memconform.values import Fact, JSONValue, Message, freeze_json
 
-__all__ = ["SCHEME", "LangGraphSQLiteStore", "langgraph_path", "open_langgraph_sqlite"]
+__all__ = [
+    "POSTGRESQL_SCHEME",
+    "SCHEME",
+    "LangGraphSQLiteStore",
+    "LangGraphStore",
+    "langgraph_path",
+    "open_langgraph_postgresql",
+    "open_langgraph_sqlite",
+]
 
 SCHEME = "langgraph+sqlite"
 EXTRA = "langgraph"
@@ -160,23 +182,19 @@ def _from_langchain(item: Any) -> Message:
     )
 
 
-class LangGraphSQLiteStore:
-    """A messages graph checkpointed by ``SqliteSaver`` and a ``SqliteStore``,
-    both in one SQLite file; see the module docstring for the mapping."""
+class LangGraphStore:
+    """A messages graph checkpointed by ``saver`` and the ``BaseStore`` ``kb``;
+    see the module docstring for the mapping. ``on_close`` releases what both use."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(
+        self, saver: Any, kb: Any, *, version: str, on_close: Callable[[], None]
+    ) -> None:
         graph_module = require("langgraph.graph", EXTRA)
-        saver_module = require("langgraph.checkpoint.sqlite", EXTRA)
-        store_module = require("langgraph.store.sqlite", EXTRA)
         self._lc: Any = require("langchain_core.messages", EXTRA)
-        self.path = path
-        self.version = library_versions(*DISTRIBUTIONS)
-        # Both classes document check_same_thread=False as safe: each guards
-        # its connection with a lock of its own.
-        self._saver_conn = sqlite3.connect(path, check_same_thread=False)
-        self._store_conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._saver: Any = saver_module.SqliteSaver(self._saver_conn)
-        self._kb: Any = store_module.SqliteStore(self._store_conn)
+        self.version = version
+        self._saver: Any = saver
+        self._kb: Any = kb
+        self._on_close = on_close
         builder: Any = graph_module.StateGraph(graph_module.MessagesState)
         builder.add_node("pass_through", _pass_through)
         builder.add_edge(graph_module.START, "pass_through")
@@ -200,9 +218,8 @@ class LangGraphSQLiteStore:
         )
 
     def close(self) -> None:
-        """Close both connections; the file keeps everything committed."""
-        self._saver_conn.close()
-        self._store_conn.close()
+        """Release the connections; the database keeps everything committed."""
+        self._on_close()
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
@@ -265,12 +282,91 @@ def _fact(value: JSONValue) -> Fact:
     return Fact.from_json(value)
 
 
+class LangGraphSQLiteStore(LangGraphStore):
+    """``SqliteSaver`` and ``SqliteStore`` on one SQLite file."""
+
+    def __init__(self, path: str) -> None:
+        saver_module = require("langgraph.checkpoint.sqlite", EXTRA)
+        store_module = require("langgraph.store.sqlite", EXTRA)
+        self.path = path
+        # Both classes document check_same_thread=False as safe: each guards
+        # its connection with a lock of its own.
+        saver_conn = sqlite3.connect(path, check_same_thread=False)
+        store_conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+
+        def close() -> None:
+            saver_conn.close()
+            store_conn.close()
+
+        super().__init__(
+            saver_module.SqliteSaver(saver_conn),
+            store_module.SqliteStore(store_conn),
+            version=library_versions(*DISTRIBUTIONS),
+            on_close=close,
+        )
+
+
 def open_langgraph_sqlite(url: str) -> LangGraphSQLiteStore:
     """``langgraph+sqlite:///path.db``: open (and create when absent) the file."""
     path = langgraph_path(url)
     require("langgraph.checkpoint.sqlite", EXTRA)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return LangGraphSQLiteStore(path)
+
+
+POSTGRESQL_SCHEME = "langgraph+postgresql"
+POSTGRES_DISTRIBUTIONS = (
+    "langgraph",
+    "langgraph-checkpoint",
+    "langgraph-checkpoint-postgres",
+    "langchain-core",
+    "psycopg",
+)
+
+
+def open_langgraph_postgresql(url: str) -> LangGraphStore:
+    """``langgraph+postgresql://user@host:port/db?schema=NAME``: ``PostgresSaver`` and
+    ``PostgresStore``, each on a psycopg connection made as the library's
+    ``from_conn_string`` makes it (autocommit, no prepared statements, dict
+    rows), with ``search_path`` set to ``NAME``; the library's own ``setup()``
+    makes the tables, one process at a time."""
+    conninfo, schema = postgresql_target(url, POSTGRESQL_SCHEME)
+    saver_module = require("langgraph.checkpoint.postgres", EXTRA)
+    store_module = require("langgraph.store.postgres", EXTRA)
+    psycopg: Any = require("psycopg", EXTRA)
+    rows: Any = require("psycopg.rows", EXTRA)
+    ensure_schema(conninfo, schema)
+
+    def connect() -> Any:
+        return psycopg.connect(
+            conninfo, autocommit=True, prepare_threshold=0, row_factory=rows.dict_row,
+            options=search_path_option(schema),
+        )
+
+    saver_conn, store_conn = connect(), connect()
+
+    def close() -> None:
+        saver_conn.close()
+        store_conn.close()
+
+    try:
+        saver: Any = saver_module.PostgresSaver(saver_conn)
+        kb: Any = store_module.PostgresStore(store_conn)
+        key = (f"memconform:{schema}",)
+        # setup() runs the library's migrations; two processes opening a new
+        # schema at once would run them twice: one at a time.
+        saver_conn.execute("SELECT pg_advisory_lock(hashtext(%s))", key)
+        try:
+            saver.setup()
+            kb.setup()
+        finally:
+            saver_conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", key)
+    except BaseException:
+        close()
+        raise
+    return LangGraphStore(
+        saver, kb, version=library_versions(*POSTGRES_DISTRIBUTIONS), on_close=close
+    )
 
 
 @contextmanager

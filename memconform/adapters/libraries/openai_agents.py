@@ -50,10 +50,14 @@ Capabilities
   returns; a new process that opens the same URL reads the rows back.
 - ``atomic-batch``: both classes write the items of one ``add_items`` call in
   one database transaction (``SQLiteSession._insert_items`` inside one
-  ``commit``; ``SQLAlchemySession.add_items`` inside ``sess.begin()``).
+  ``commit``; ``SQLAlchemySession.add_items`` inside ``sess.begin()``), and
+  ``RedisSession.add_items`` sends the whole batch in one ``MULTI``/``EXEC``
+  pipeline.
 - ``concurrent-writers``: both are made to share one file between processes
   (WAL journal, busy timeout; the SQLAlchemy session also retries when the
-  database is locked).
+  database is locked); a PostgreSQL or Redis server is shared by design.
+  With Redis ``durable`` means what the server's persistence settings give:
+  the kit reads back from a new process, not after a server restart.
 - Not expressible, so not declared: ``commit-flags`` (no visibility flag),
   ``errors``, ``turn-records``, ``state`` and ``knowledge`` (a session keeps
   conversation items only).
@@ -75,16 +79,27 @@ from pathlib import Path
 from typing import Any
 
 from memconform.adapters.contract import Capability, StoreError
-from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.adapters.libraries import LoopThread, file_path, library_versions, require
+from memconform.adapters.libraries.servers import (
+    ensure_schema,
+    postgresql_target,
+    redis_target,
+    search_path_option,
+)
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
     "EXTRA_KEY",
+    "POSTGRESQL_SCHEME",
+    "REDIS_SCHEME",
     "SQLALCHEMY_SCHEME",
     "SQLITE_SCHEME",
     "AgentsSessionStore",
+    "LoopedSessionStore",
     "item_from_message",
     "message_from_item",
+    "open_postgresql_session",
+    "open_redis_session",
     "open_sqlalchemy_session",
     "open_sqlite_session",
     "session_path",
@@ -92,6 +107,8 @@ __all__ = [
 
 SQLITE_SCHEME = "openai-agents+sqlite"
 SQLALCHEMY_SCHEME = "openai-agents+sqlalchemy"
+POSTGRESQL_SCHEME = "openai-agents+postgresql"
+REDIS_SCHEME = "openai-agents+redis"
 EXTRA = "openai-agents"
 """The optional extra that installs the library."""
 
@@ -261,3 +278,100 @@ def open_sqlalchemy_session(url: str) -> AgentsSessionStore:
         version=library_versions("openai-agents", "sqlalchemy", "aiosqlite"),
         on_close=dispose,
     )
+
+
+def open_postgresql_session(url: str) -> AgentsSessionStore:
+    """``openai-agents+postgresql://user@host:port/db?schema=NAME``: one
+    ``SQLAlchemySession`` per thread id on a ``postgresql+psycopg`` engine without a
+    connection pool, every connection's ``search_path`` set to ``NAME``."""
+    conninfo, schema = postgresql_target(url, POSTGRESQL_SCHEME)
+    memory = require("agents.extensions.memory.sqlalchemy_session", EXTRA)
+    require("psycopg", EXTRA)
+    asyncio_ext = require("sqlalchemy.ext.asyncio", EXTRA)
+    ensure_schema(conninfo, schema)
+    engine_url = require("sqlalchemy.engine", EXTRA).make_url(conninfo).set(
+        drivername="postgresql+psycopg"
+    )
+    engine: Any = asyncio_ext.create_async_engine(
+        engine_url,
+        poolclass=require("sqlalchemy.pool", EXTRA).NullPool,
+        connect_args={"options": search_path_option(schema)},
+    )
+    session_class: Any = memory.SQLAlchemySession
+
+    def dispose() -> None:
+        engine.sync_engine.dispose()
+
+    return AgentsSessionStore(
+        lambda thread_id: session_class(thread_id, engine=engine, create_tables=True),
+        version=library_versions("openai-agents", "sqlalchemy", "psycopg"),
+        on_close=dispose,
+    )
+
+
+class LoopedSessionStore:
+    """An :class:`AgentsSessionStore` whose every call runs on one event loop of its
+    own, in a daemon thread: for a session whose client belongs to the loop that
+    made it (``redis.asyncio``), while the kit calls from threads with loops of
+    their own. The calls block until done; nothing else changes."""
+
+    def __init__(self, make: Callable[[], tuple[AgentsSessionStore, Callable[[], Any]]]) -> None:
+        self._loop = LoopThread("memconform-openai-agents")
+
+        async def build() -> tuple[AgentsSessionStore, Callable[[], Any]]:
+            return make()
+
+        try:
+            self._inner, self._release = self._loop.run(build())
+        except BaseException:
+            self._loop.stop()
+            raise
+        self.version = self._inner.version
+        self._closed = False
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Those of the session store (see the module)."""
+        return self._inner.capabilities
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        """:meth:`AgentsSessionStore.append`, on the store's loop."""
+        self._loop.run(self._inner.append(thread_id, batch))
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        """:meth:`AgentsSessionStore.messages`, on the store's loop."""
+        return self._loop.run(self._inner.messages(thread_id, limit))
+
+    def close(self) -> None:
+        """Release the client on the loop (the sessions do not own it, so their
+        own ``close`` does nothing), then stop the loop."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+
+            async def release() -> None:
+                await self._release()
+
+            self._loop.run(release())
+        finally:
+            self._loop.stop()
+
+
+def open_redis_session(url: str) -> LoopedSessionStore:
+    """``openai-agents+redis://host:port/db?prefix=PREFIX``: one ``RedisSession`` per
+    thread id with ``key_prefix=PREFIX``, sharing one ``redis.asyncio`` client."""
+    server, prefix = redis_target(url, REDIS_SCHEME)
+    memory = require("agents.extensions.memory.redis_session", EXTRA)
+    client_module = require("redis.asyncio", EXTRA)
+    session_class: Any = memory.RedisSession
+
+    def make() -> tuple[AgentsSessionStore, Callable[[], Any]]:
+        client: Any = client_module.Redis.from_url(server)
+        store = AgentsSessionStore(
+            lambda thread_id: session_class(thread_id, redis_client=client, key_prefix=prefix),
+            version=library_versions("openai-agents", "redis"),
+        )
+        return store, client.aclose
+
+    return LoopedSessionStore(make)
