@@ -9,7 +9,9 @@ they carry are caught the way a vendor's would be: by what the kit observes.
 
 :class:`PlainAgent` is a small save-policy agent that appends each batch as
 soon as it is complete (the ``message`` policy, whatever is configured). Each
-mutant is that agent with one bug about a store refusal the kit injected.
+mutant is that agent with one bug: about a store refusal the kit injected, or a
+self-report lie (a broken behaviour behind a correct-looking claim in the
+observation, which the kit never reads to decide a verdict).
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ class _Run:
         self.run_id = str(env.ids.next("run"))
         self.round = 1
         self.new: list[Message] = []
-        self.view: list[Message] = list(env.store.messages(thread))
+        self.history: list[Message] = list(env.store.messages(thread))
+        self.view: list[Message] = [] if agent.hide_history else list(self.history)
+        self.claimed: list[JSONValue] = []
 
     def message(self, role: Role, text: str, parts: Sequence[JSONValue] = ()) -> Message:
         made = Message(id=str(self.env.ids.next("msg")), role=role, text=text,
@@ -62,6 +66,12 @@ class _Run:
         self.new.append(made)
         self.view.append(made)
         return made
+
+    def claim_context(self) -> None:
+        """What the run says the model saw: the stored history, then its new messages."""
+        self.claimed.append({"round": self.round, "attempt": 1, "context": [
+            {"id": m.id, "role": m.role, "text": m.text, "parts": list(m.parts)}
+            for m in [*self.history, *self.new]]})
 
     def append(self, batch: list[Message]) -> None:
         try:
@@ -75,7 +85,7 @@ class _Run:
         self.env.emit("outcome", run_id=self.run_id, outcome=outcome, stage=stage, error=error)
         return {"run_id": self.run_id, "kind": "input", "outcome": outcome, "stage": stage,
                 "reply": reply, "error": error, "pending_tool_calls": [], "events": [],
-                "model_calls": [], "new_messages": [m.to_json() for m in self.new]}
+                "model_calls": self.claimed, "new_messages": [m.to_json() for m in self.new]}
 
     def execute(self, text: str) -> dict[str, JSONValue]:
         try:
@@ -95,6 +105,7 @@ class _Run:
         while True:
             request = {"run_id": self.run_id, "round": self.round,
                        "messages": [m.to_json() for m in self.view]}
+            self.claim_context()
             step = self.env.model("agent", request)
             calls = list(step.get("tool_calls") or [])
             if not calls:
@@ -157,12 +168,16 @@ class PlainAgent:
     run goes on as if it had been stored (success reported, data lost).
     ``error_from_record_error``: a refused ``record_error`` replaces the run's
     own error with the store's.
+    ``hide_history``: the model is sent only the run's own messages, never the
+    stored history, while the run's ``model_calls`` claim it saw the history
+    first (a self-report lie).
     """
 
     def __init__(self, *, swallow_refused_appends: bool = False,
-                 error_from_record_error: bool = False) -> None:
+                 error_from_record_error: bool = False, hide_history: bool = False) -> None:
         self.swallow_refused_appends = swallow_refused_appends
         self.error_from_record_error = error_from_record_error
+        self.hide_history = hide_history
 
     @property
     def profiles(self) -> frozenset[str]:
@@ -189,5 +204,11 @@ MUTANTS: list[Mutant] = [
         "public-record-error-replaces-error", "runtime",
         "A runtime on the public API only whose refused record_error replaces the run's error.",
         frozenset({"SP-016"}), lambda: PlainAgent(error_from_record_error=True), PROFILE,
+    ),
+    Mutant(
+        "public-claims-history-it-hid", "runtime",
+        "A runtime on the public API only that sends the model no stored history while "
+        "its report claims the model saw it (a self-report lie).",
+        frozenset({"SP-031"}), lambda: PlainAgent(hide_history=True), PROFILE,
     ),
 ]

@@ -327,12 +327,6 @@ class _FailedAppendSwallowed(SavePolicyExecutor):
     gateway_class = _SwallowingGateway
 
 
-class _SideEffectsRolledBack(SavePolicyExecutor):
-    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
-        self.env.ledger.clear()
-        return super().fail(run, failure)
-
-
 class _CompensatesFailedRun(SavePolicyExecutor):
     def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
         for message in run.new:
@@ -476,9 +470,6 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-failed-append-swallowed",
              "A refused append is ignored and the run carries on as if stored.",
              {"SP-020"}, _FailedAppendSwallowed),
-    _runtime("sp-side-effects-rolled-back",
-             "A failed run erases its tools' side effects from the ledger.",
-             {"SP-022"}, _SideEffectsRolledBack),
     _runtime("sp-compensates-failed-run",
              "A failed run calls the compensating undo tool for every tool it ran.",
              {"SP-022"}, _CompensatesFailedRun),

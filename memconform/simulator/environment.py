@@ -116,7 +116,8 @@ class Environment:
     """Everything a runtime may touch while it executes one script.
 
     ``store`` is the recording proxy; ``timeline`` is shared with it; ``ledger``
-    lists every tool effect in order (nothing ever removes an entry).
+    lists every tool effect in order. The kit keeps the ledger itself: ``ledger``
+    hands out a copy, so nothing a runtime does to it changes what the kit observed.
     """
 
     def __init__(self, script: Mapping[str, Any], store: RecordingStore) -> None:
@@ -127,13 +128,18 @@ class Environment:
         self.timeline: Timeline = store.timeline
         self.clock = Clock(str(script.get("clock", DEFAULT_START)))
         self.ids = IdSource()
-        self.ledger: list[dict[str, JSONValue]] = []
+        self._effects: list[dict[str, JSONValue]] = []
         self._model = self._section("model")
         self._tools = self._section("tools")
         self._hooks = self._section("hooks")
         self._model_calls: dict[str, int] = {}
         self._tool_calls: dict[str, int] = {}
         self._hook_calls: dict[str, int] = {}
+
+    @property
+    def ledger(self) -> list[dict[str, JSONValue]]:
+        """Every tool effect so far, in order (a copy: nothing ever removes an entry)."""
+        return copy.deepcopy(self._effects)
 
     def _section(self, key: str) -> Mapping[str, Any]:
         value = self.script.get(key, {})
@@ -191,7 +197,7 @@ class Environment:
         outcome = self._pick(_outcomes(self._tools, name, "tools"), n) or {}
         effect = outcome.get("effect")
         if effect is not None:
-            self.ledger.append({"tool": name, "call_id": call_id, "effect": effect})
+            self._effects.append({"tool": name, "call_id": call_id, "effect": effect})
         if "fail" in outcome:
             self.timeline.add("tool", name, call_id=call_id, args=args, failed=outcome["fail"])
             raise ScriptedFailure(outcome["fail"])

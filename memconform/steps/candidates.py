@@ -8,7 +8,9 @@ and candidates by their position (``candidate 0``).
 
 What the model was really shown and what it really returned is read from the
 timeline (``model`` entries and ``coaching`` events), never from the runtime's
-own ``internal_steps``; those are checked against the timeline.
+own ``internal_steps``. Document 003 makes the internal steps part of the answer,
+so the rules about that record (CA-017 to CA-020) check it against the timeline;
+no other rule reads it.
 """
 
 from __future__ import annotations
@@ -476,15 +478,24 @@ def _answers_table(
                  r" carries the commander output the timeline shows for that candidate"))
 @decides("CA-001", "CA-021")
 def _answers_match_timeline(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
+    """Read from what the caller got (the answer's status and the exchange its
+    memory ends with), never from the answer's own ``internal_steps``."""
     for k, answer in enumerate(candidates_run.candidates(rid, iid)):
-        call = candidates_run.commander_call(rid, iid, k)
-        steps = [s for s in answer.get("internal_steps") or [] if s.get("component") == "commander"]
-        observed = steps[-1].get("output_raw") if steps else None
+        output = _output_of(candidates_run.commander_call(rid, iid, k))
         expect_equal(
             f"commander output in answer {k} of input {iid!r} of request {rid!r}",
-            _output_of(call),
-            observed,
+            ("error", None) if output is None else ("ok", output),
+            (str(answer.get("status")), _said_last(answer)),
         )
+
+
+def _said_last(answer: Mapping[str, Any]) -> str | None:
+    """The last assistant exchange of a candidate's returned memory, if any."""
+    memory = answer.get("memory")
+    history = memory.get("history") if isinstance(memory, Mapping) else None
+    said = [m.get("content") for m in history or []
+            if isinstance(m, Mapping) and m.get("role") == "assistant"]
+    return str(said[-1]) if said else None
 
 
 # -- Then: memories ------------------------------------------------------------------------
@@ -521,10 +532,11 @@ def _memory_summary(
 def _no_sibling_exchange(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
     answers = candidates_run.candidates(rid, iid)
     outputs = {}
-    for k, answer in enumerate(answers):
-        steps = [s for s in answer.get("internal_steps") or [] if s.get("component") == "commander"]
-        if steps and steps[-1].get("output_raw") is not None:
-            outputs[k] = steps[-1]["output_raw"]
+    for k, _answer in enumerate(answers):
+        calls = candidates_run.calls("commander", rid, iid, k)
+        output = _output_of(calls[-1]) if calls else None
+        if output is not None:
+            outputs[k] = output
     for k, own in outputs.items():
         history = candidates_run.memory(rid, iid, k).get("history") or []
         said = [m.get("content") for m in history if m.get("role") == "assistant"]

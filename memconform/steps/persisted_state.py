@@ -1135,12 +1135,27 @@ def _instant(text: str) -> datetime:
 
 
 def _evicted_by(world: JobWorld, subject: str) -> list[str] | None:
-    found = [
-        o.get("evicted") for obs in world.observations for o in obs.get("outcomes", [])
-        if o.get("do") == "remember" and o.get("subject") == subject
+    """The facts the runtime removed from the store (the accepted ``forget`` calls
+    on the timeline) between the previous ``put_fact`` and the one storing
+    ``subject``; the runtime's own ``evicted`` list is a claim and is not read.
+    ``None`` when ``subject`` was never stored."""
+    entries = world.timeline()
+    puts = [i for i, e in enumerate(entries) if e["kind"] == "store" and e["name"] == "put_fact"]
+    mine = [i for i in puts if _put_subject(entries[i]) == subject]
+    if not mine:
+        return None
+    start = max((i for i in puts if i < mine[-1]), default=-1) + 1
+    return [
+        str(e["args"][1]) for e in entries[start:mine[-1]]
+        if e["kind"] == "store" and e["name"] == "forget" and "raised" not in e
+        and len(e.get("args") or []) > 1
     ]
-    last = found[-1] if found else None
-    return [str(s) for s in last] if isinstance(last, list) else None
+
+
+def _put_subject(entry: Mapping[str, Any]) -> str | None:
+    args = entry.get("args") or []
+    fact = args[1] if len(args) > 1 else None
+    return str(fact.get("subject")) if isinstance(fact, Mapping) else None
 
 
 @then(parsers.parse('the knowledge base holds {count:d} facts, among them "{subjects}"'))

@@ -115,6 +115,35 @@ def _run(observation: Mapping[str, Any], number: int) -> dict[str, Any]:
     return run
 
 
+def _run_entries(observation: Mapping[str, Any], number: int) -> list[dict[str, Any]]:
+    """The timeline entries of run ``number``, as the kit observed them: the runs
+    are executed one after another and each ends with its ``outcome`` event (what
+    its caller is told), so run n spans the entries after run n-1's outcome up to
+    its own. The runtime's own account of its runs is never read."""
+    entries = list(observation["timeline"])[int(observation.get("runtime_from", 0)):]
+    ends = [i for i, e in enumerate(entries) if e["kind"] == "event" and e["name"] == "outcome"]
+    start = ends[number - 2] + 1 if 1 < number <= len(ends) + 1 else 0
+    end = ends[number - 1] + 1 if number <= len(ends) else len(entries)
+    if number > len(ends) + 1:
+        return []
+    return entries[start:end]
+
+
+def _model_requests(observation: Mapping[str, Any], number: int) -> list[Any]:
+    """What the kit's fake model was sent at each call of run ``number`` (retries
+    included), from the timeline."""
+    return [e.get("request") for e in _run_entries(observation, number) if e["kind"] == "model"]
+
+
+def _sent_messages(request: Any) -> list[tuple[str, str]]:
+    """The (role, text) pairs of a model request's ``messages``."""
+    messages = request.get("messages") if isinstance(request, Mapping) else None
+    if not isinstance(messages, list):
+        raise Mismatch("what the model was sent", "a request with a list of messages",
+                       repr(request)[:300])
+    return [(str(m.get("role")), str(m.get("text"))) for m in messages if isinstance(m, Mapping)]
+
+
 def _thread(observation: Mapping[str, Any]) -> str:
     return str(observation["thread_under_test"])
 
@@ -141,8 +170,11 @@ def _execute(
         if missing:
             unsupported(f"the runtime has no {', '.join(missing)} (it declares the hooks "
                         f"{', '.join(sorted(declared)) or 'none'})")
+    start = len(proxy.timeline)
     observation = observe(runtime, script, proxy)
     observation["thread_under_test"] = script["thread"]
+    observation["runtime_from"] = start
+    observation["inputs"] = [run.get("input") for run in script.get("runs", [])]
     return observation
 
 
@@ -586,7 +618,12 @@ def sp_timeline_never(sp_observation: dict[str, Any], label: str) -> None:
 @then(parsers.parse('record_error was called once for the save-policy run with "{roles}"'))
 @decides("SP-013", "SP-014", "SP-016")
 def sp_record_error_once(sp_observation: dict[str, Any], roles: str) -> None:
-    """Exactly one record_error call, holding every new message of the run and its error."""
+    """Exactly one record_error call, holding every new message of the run and its error.
+
+    The record is compared with what the kit produced and observed, never with the
+    runtime's account of its run: the messages of every append the run attempted
+    (refused ones included) come first, in order; the user message carries the
+    input the kit gave; the assistant messages carry its fake model's replies."""
     calls = _error_records(sp_observation)
     expect_equal("record_error calls", 1, len(calls), rules=("SP-013",))
     record = ErrorRecord.from_json(calls[0]["args"][1])
@@ -594,9 +631,31 @@ def sp_record_error_once(sp_observation: dict[str, Any], roles: str) -> None:
     expect_equal("roles of the messages given to record_error",
                  "" if roles == "none" else roles,
                  ",".join(m.role for m in record.messages), rules=("SP-014",))
-    expect_equal("messages given to record_error",
-                 [m["id"] for m in run["new_messages"]], [m.id for m in record.messages],
-                 rules=("SP-014",))
+    entries = _run_entries(sp_observation, 1)
+    before = entries[:next((i for i, e in enumerate(entries) if e["seq"] == calls[0]["seq"]),
+                           len(entries))]
+    thread = _thread(sp_observation)
+    attempted = [
+        (str(m.get("id")), str(m.get("role"))) for e in before
+        if e["kind"] == "store" and e["name"] == "append" and e["args"][0] == thread
+        for m in e["args"][1]
+    ]
+    given = [(m.id, m.role) for m in record.messages]
+    expect_equal("messages given to record_error, against every append the run attempted",
+                 attempted, given[:len(attempted)], rules=("SP-014",))
+    inputs = sp_observation.get("inputs") or [None]
+    expect_equal("texts of the user messages given to record_error",
+                 [inputs[0]] if "user" in [m.role for m in record.messages] else [],
+                 [m.text for m in record.messages if m.role == "user"], rules=("SP-014",))
+    replies = [
+        e["response"].get("reply") or "" for e in before
+        if e["kind"] == "model" and isinstance(e.get("response"), Mapping)
+        and e["response"].get("tool_calls")
+    ]
+    said = [m.text for m in record.messages if m.role == "assistant"
+            and any(isinstance(p, Mapping) and p.get("type") == "tool_call" for p in m.parts)]
+    expect_equal("texts of the tool-calling assistant messages given to record_error, "
+                 "against the model's replies", replies[:len(said)], said, rules=("SP-014",))
     expect_equal("run id of the error record", run["run_id"], record.run_id, rules=("SP-014",))
 
 
@@ -638,12 +697,12 @@ def sp_messages_without_errors(sp_observation: dict[str, Any], store: RecordingS
 
 def _behaviour(observation: Mapping[str, Any]) -> dict[str, Any]:
     runs = [
-        {k: r.get(k) for k in ("outcome", "stage", "reply", "error", "model_calls",
-                               "pending_tool_calls")}
+        {k: r.get(k) for k in ("outcome", "stage", "reply", "error", "pending_tool_calls")}
         for r in observation["runs"]
     ]
     calls = [
         {k: e.get(k) for k in ("kind", "name", "args", "result", "failed", "response")}
+        | ({"sent": _sent_messages(e.get("request"))} if e["kind"] == "model" else {})
         for e in observation["timeline"] if e["kind"] in ("model", "tool")
     ]
     return {"runs": runs, "calls": calls, "ledger": observation["ledger"]}
@@ -718,11 +777,12 @@ def sp_ledger(sp_observation: dict[str, Any]) -> None:
 @then(parsers.parse("the save-policy model saw at the first call of run {number:d}:"))
 @decides("SP-011", "SP-012", "SP-018", "SP-031")
 def sp_context(sp_observation: dict[str, Any], number: int, datatable: list[list[str]]) -> None:
-    """The context view of a run's first model call, as role | text rows."""
-    run = _run(sp_observation, number)
-    if not run["model_calls"]:
+    """What the kit's model was sent at a run's first call, as role | text rows."""
+    _run(sp_observation, number)
+    requests = _model_requests(sp_observation, number)
+    if not requests:
         raise Mismatch(f"model calls of run {number}", "at least one", "none")
-    observed = [(m["role"], m["text"]) for m in run["model_calls"][0]["context"]]
+    observed = _sent_messages(requests[0])
     expected = [(r, _expand(t)) for r, t in (tuple(row) for row in datatable[1:])]
     expect_equal(f"what the model saw at the first call of run {number}", expected, observed)
 
