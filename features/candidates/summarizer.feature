@@ -116,7 +116,7 @@ Feature: Candidates: a summarizer ahead of the commander, run once per input
 
   Rule: The summary is computed once per input and shared by all its candidates
 
-    @CA-014
+    @CA-014 @CA-017
     Scenario: Candidates share one summary computed before they are sampled
       Given a candidates package whose summary threshold is 80
       And candidates request "r1" sends input "ep-1" with the memory below, instruction "Where should we eat?" and 3 candidates

@@ -788,8 +788,10 @@ def _step_is(
 
 @then(parsers.re(r"every candidate of " + _INPUT +
                  r" starts its internal steps with the same summarizer record"))
-@decides("CA-014")
+@decides("CA-017")
 def _shared_summary_record(candidates_run: CandidatesRun, iid: str, rid: str) -> None:
+    """The internal-steps record (CA-017); that the summary was computed once is
+    CA-014's and is read from the timeline."""
     answers = candidates_run.candidates(rid, iid)
     firsts: list[Any] = []
     for k in range(len(answers)):
