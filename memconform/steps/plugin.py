@@ -291,13 +291,6 @@ def _subject_of(config: pytest.Config) -> str:
         return str(chosen)
     if config.getoption("--memconform-runtime"):
         return "runtime"
-    mutant = config.getoption("--memconform-mutant")
-    if mutant:
-        # a mutant replaces the store or the runtime: it is the subject judged
-        try:
-            return "runtime" if get_mutant(str(mutant)).kind == "runtime" else "store"
-        except (KeyError, ValueError):
-            pass
     if config.getoption("--memconform-store"):
         return "store"
     return "both"
