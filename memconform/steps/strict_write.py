@@ -411,7 +411,10 @@ def strict_write_refused_turn(sw_run: StrictWriteRun, n: int) -> None:
     "its writes"
 ))
 @decides("SW-043")
-def strict_write_refused_commit_turn(sw_run: StrictWriteRun, n: int, task: str) -> None:
+def strict_write_refused_commit_turn(sw_run: StrictWriteRun, store: RecordingStore, n: int,
+                                     task: str) -> None:
+    """Whether the later tasks ran is read from the kit's tools, model requests and
+    store, never from the turn's own ``tasks`` list (a claim)."""
     refused = [e for e in sw_run.timeline if e.get("kind") == "store"
                and e.get("name") in ("set_committed", "record_error")]
     if not refused:
@@ -419,11 +422,10 @@ def strict_write_refused_commit_turn(sw_run: StrictWriteRun, n: int, task: str) 
                        "task's writes (set_committed) and was refused",
                        "no set_committed or record_error call")
     turn = sw_run.turn(n)
-    statuses = [t for t in turn.get("tasks") or [] if isinstance(t, Mapping)]
-    names = [t.get("task") for t in statuses]
+    names = [str(entry["id"]) for entry in sw_run.script["pipeline"]]
     if task not in names:
-        raise Mismatch(f"strict-write turn {n}", f"task {task!r} listed", _dump(names))
-    later = [t for t in statuses[names.index(task) + 1:] if t.get("status") != "not-run"]
+        raise ValueError(f"strict-write pipeline has no task {task!r}")
+    later = [t for t in names[names.index(task) + 1:] if _task_ran(sw_run, store, t, n)]
     if later:
         raise Mismatch(f"tasks after {task!r} in strict-write turn {n} after the store refused "
                        "set_committed", "none run", _dump(later))
