@@ -290,14 +290,13 @@ def test_branches_continue_from_their_own_memory() -> None:
     assert answers(obs, 0)[1]["memory"]["history"][-1]["content"] == "Green"
 
 
-def test_a_fresh_instance_resumes_from_the_returned_memory_alone() -> None:
+def test_a_new_execution_resumes_from_the_returned_memory_alone() -> None:
     long_memory = sized_memory(120, "Say hello.")
     first = run({
         "package": {"summary_threshold": 100},
         "requests": [request("r1", memory=long_memory),
                      request("r2", "Next?", memory_from={"request": "r1", "candidate": 0}),
-                     {**request("r3", "Next?", memory_from={"request": "r1", "candidate": 0}),
-                      "fresh_instance": True}],
+                     request("r3", "Next?", memory_from={"request": "r1", "candidate": 0})],
         "model": {"summarizer": replies("Sum."), "commander": replies(HELLO, "n", "n")},
     })
     same, fresh = model_calls(first, "commander")[1:]
@@ -453,3 +452,10 @@ def test_continuing_a_failed_candidate_is_a_script_error() -> None:
             "model": {"commander": [{"fail": {"message": "down"}}]},
         })
 
+
+
+def test_the_script_asks_for_no_fresh_instance() -> None:
+    """A fresh instance is the kit's business (a fresh process), not the script's."""
+    with pytest.raises(ScriptError, match=r"requests\[0\]\.fresh_instance: unknown field"):
+        run({"requests": [{**request("r1"), "fresh_instance": True}],
+             "model": {"commander": replies(HELLO)}})

@@ -147,7 +147,7 @@ Feature: Candidates: each candidate returns a complete, independent memory
       And the commander replies "Hello!, Fine., Fine." in call order
       And candidates request "r2" continues candidate 0 of input "trip" of request "r1" as input "trip" with instruction "How are you?" and 1 candidate
       And candidates request "r3" continues candidate 0 of input "trip" of request "r1" as input "trip" with instruction "How are you?" and 1 candidate
-      And candidates request "r3" is answered by a fresh package instance
+      And candidates request "r3" is answered by a fresh package instance in a fresh process
       When the candidates package answers the requests
       Then the commander prompt for candidate 0 of input "trip" of request "r3" is:
         """

@@ -150,6 +150,23 @@ class SummaryKeptInProcess(Package):
         return memory
 
 
+_PROCESS_SUMMARIES: dict[str, str] = {}
+"""Where :class:`SummaryKeptInModule` keeps summaries: a module global, so every
+package instance of the process shares it and a fresh process starts without it."""
+
+
+class SummaryKeptInModule(SummaryKeptInProcess):
+    """Keeps summaries in a module global (one per process) instead of in the memory.
+
+    Every package instance of the process shares them, keyed by input id: the
+    package answers right as long as one process answers every request, and only
+    a fresh process shows that the returned memory is not enough."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.summaries = _PROCESS_SUMMARIES
+
+
 class UnknownKeysDropped(Package):
     """Keeps only the keys of its own schema from the supplied memory."""
 
@@ -358,6 +375,7 @@ MUTANTS: list[Mutant] = [
     _mutant("candidates-global-conversation", GlobalConversation, "CA-022", "CA-006"),
     _mutant("candidates-patch-memory", PatchMemory, "CA-002"),
     _mutant("candidates-summary-in-process", SummaryKeptInProcess, "CA-005"),
+    _mutant("candidates-summary-in-module", SummaryKeptInModule, "CA-005"),
     _mutant("candidates-unknown-keys-dropped", UnknownKeysDropped, "CA-007"),
     _mutant("candidates-incompatible-mixed", IncompatibleMemoryMixed, "CA-008"),
     _mutant("candidates-threshold-inclusive", ThresholdInclusive, "CA-010"),

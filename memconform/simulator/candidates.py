@@ -42,7 +42,7 @@ are unaffected and keep the shared summary in their memories.
 Script (``profile = "candidates"``, see ``spec/schemas/script-candidates.schema.json``)::
 
     {"package": {"summary_threshold": 5000, "order": "request" | "reverse"},
-     "requests": [{"id": "r1", "fresh_instance": false,
+     "requests": [{"id": "r1",
                    "inputs": [{"input_id": "ep-1", "instruction": "Say hello.",
                                "candidates": 2, "memory": {...},
                                "memory_from": {"request": "r0", "input": 0, "candidate": 1},
@@ -52,9 +52,11 @@ Script (``profile = "candidates"``, see ``spec/schemas/script-candidates.schema.
      "model": {"summarizer": [...], "commander": [...]}}
 
 ``memory_from`` (instead of ``memory``) continues a trajectory with the memory an
-earlier candidate returned. ``fresh_instance`` answers the request with a new
-package instance. ``order = "reverse"`` makes the package compute inputs and
-candidates back to front; answers still follow the request's order.
+earlier candidate returned. Nothing in the script asks for a new package
+instance: the kit itself answers a scenario's "fresh instance" requests in a
+fresh process (see :mod:`memconform.steps.candidates`). ``order = "reverse"``
+makes the package compute inputs and candidates back to front; answers still
+follow the request's order.
 
 Every model call goes through ``env.model(component, request)`` with
 ``request = {"request", "input_id", "input", "candidate", "prompt",
@@ -157,11 +159,10 @@ class InputSpec:
 
 @dataclass(frozen=True)
 class RequestSpec:
-    """One request: its id, whether a fresh package instance answers it, its inputs."""
+    """One request: its id and its inputs."""
 
     id: str
     inputs: tuple[InputSpec, ...]
-    fresh_instance: bool = False
 
 
 def _object(value: Any, where: str) -> Mapping[str, Any]:
@@ -287,14 +288,11 @@ def parse_script(script: Mapping[str, Any]) -> tuple[PackageConfig, tuple[Reques
         where = f"requests[{r}]"
         data = _object(raw, where)
         for key in data:
-            if key not in ("id", "inputs", "fresh_instance"):
+            if key not in ("id", "inputs"):
                 raise ScriptError(f"{where}.{key}: unknown field")
         request_id = _text(data, "id", where)
         if request_id in shapes:
             raise ScriptError(f"{where}.id: duplicate request id {request_id!r}")
-        fresh = data.get("fresh_instance", False)
-        if not isinstance(fresh, bool):
-            raise ScriptError(f"{where}.fresh_instance: expected true or false")
         raw_inputs = data.get("inputs")
         if not isinstance(raw_inputs, list) or not raw_inputs:
             raise ScriptError(f"{where}.inputs: expected a non-empty list")
@@ -318,7 +316,7 @@ def parse_script(script: Mapping[str, Any]) -> tuple[PackageConfig, tuple[Reques
                     f"{at}.candidate: that input asked for {counts[source.input]} candidates"
                 )
         shapes[request_id] = [item.candidates for item in inputs]
-        requests.append(RequestSpec(request_id, inputs, fresh))
+        requests.append(RequestSpec(request_id, inputs))
     return config, tuple(requests)
 
 
@@ -689,7 +687,7 @@ class Executor:
     """Plays the generation service: sends each request to a package instance and
     keeps each answer exactly as it was sent (a JSON snapshot).
 
-    ``package_type`` builds the instances (a fresh one for ``fresh_instance``).
+    ``package_type`` builds the one instance that answers every request.
     """
 
     def __init__(self, package_type: type[Package] = Package) -> None:
@@ -702,8 +700,6 @@ class Executor:
         sent: dict[str, list[list[Entry]]] = {}
         responses: list[JSONValue] = []
         for request in requests:
-            if request.fresh_instance:
-                package = self.package_type(config, env)
             turns = [
                 Turn(request.id, i, spec, self._memory(spec, sent))
                 for i, spec in enumerate(request.inputs)

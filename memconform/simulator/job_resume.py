@@ -17,7 +17,8 @@ coverage) starts measuring before the store is opened
 (:mod:`memconform.measurement`); the data is written when the process ends.
 
 ``--script FILE`` runs that script (a ``persisted-state`` script, for example
-a job's first run) instead of a resume. ``--kill-after-write K`` and
+a job's first run, or the requests of a ``candidates`` script the kit answers
+in a fresh process) instead of a resume. ``--kill-after-write K`` and
 ``--kill-before-tool N`` arm the kill point: right after the store
 acknowledged the K-th write of the process (``append``, ``set_committed``,
 ``record_error``, ``append_record``, ``write_state``, ``put_fact``,

@@ -6,6 +6,14 @@ lets the runtime answer every request at once, then checks the answers against
 the kit's timeline. Inputs are addressed as ``input "ep-1" of request "r1"``
 and candidates by their position (``candidate 0``).
 
+A request the scenario has "answered by a fresh package instance" is the kit's
+business, not the script's: the kit answers the requests before it in its own
+process and that request (with the ones after it) in a fresh process
+(``memconform.simulator.job_resume --script``, started through
+:mod:`memconform.adapters.fresh_process`), handing it the memories the earlier
+answers returned and the rest of the model's script; the two observations are
+joined into one.
+
 What the model was really shown and what it really returned is read from the
 timeline (``model`` entries and ``coaching`` events), never from the runtime's
 own ``internal_steps``. Document 003 makes the internal steps part of the answer,
@@ -17,13 +25,18 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from memconform import measurement
+from memconform.adapters.fresh_process import fresh_environment, python_command
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.simulator.candidates import render_commander_prompt
 from memconform.simulator.runtime import Runtime, observe
@@ -63,6 +76,8 @@ class CandidatesScript:
     package: dict[str, JSONValue] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     model: dict[str, list[dict[str, JSONValue]]] = field(default_factory=dict)
+    fresh: set[str] = field(default_factory=set)
+    """Requests the kit answers in a fresh process (never part of the script)."""
 
     def request(self, rid: str) -> dict[str, Any]:
         """The request ``rid``, created (empty) on first mention."""
@@ -339,9 +354,11 @@ def _send_continuation(
     )
 
 
-@given(parsers.parse('candidates request "{rid}" is answered by a fresh package instance'))
+@given(parsers.parse('candidates request "{rid}" is answered by a fresh package instance '
+                     'in a fresh process'))
 def _fresh_instance(candidates_script: CandidatesScript, rid: str) -> None:
-    candidates_script.request(rid)["fresh_instance"] = True
+    candidates_script.request(rid)
+    candidates_script.fresh.add(rid)
 
 
 @given(parsers.re(r"the " + _INPUT + r' offers the tools "(?P<names>[^"]+)"'))
@@ -405,21 +422,127 @@ def _summarizer_blank(candidates_script: CandidatesScript) -> None:
 
 @when("the candidates package answers the requests", target_fixture="candidates_run")
 def _answer(
-    candidates_script: CandidatesScript, runtime: Runtime, store: RecordingStore
+    request: pytest.FixtureRequest, candidates_script: CandidatesScript, runtime: Runtime,
+    store: RecordingStore, store_url: str,
 ) -> CandidatesRun:
     script = candidates_script.to_script()
     supplied = copy.deepcopy(script)
-    try:
-        observation = observe(runtime, script, store)
-    except AdapterContractError:
-        raise
-    except Exception as exc:
-        raise Mismatch(
-            "the runtime answering the candidates script",
-            "an observation",
-            f"{type(exc).__name__}: {exc}",
-        ) from exc
+    parts = _parts(script, candidates_script.fresh)
+    options: list[str] = []
+    if request.config.getoption("--memconform-mutant"):
+        options += ["--mutant", str(request.config.getoption("--memconform-mutant"))]
+    if request.config.getoption("--memconform-runtime"):
+        options += ["--runtime", str(request.config.getoption("--memconform-runtime"))]
+    observation: dict[str, Any] = {}
+    for number, part in enumerate(parts):
+        if number == 0 and part["requests"]:
+            try:
+                observation = dict(observe(runtime, part, store))
+            except AdapterContractError:
+                raise
+            except Exception as exc:
+                raise Mismatch(
+                    "the runtime answering the candidates script",
+                    "an observation",
+                    f"{type(exc).__name__}: {exc}",
+                ) from exc
+        elif part["requests"]:
+            child = _in_fresh_process(_resumable(part, observation), store_url, options)
+            observation = _merged(observation, child)
     return CandidatesRun(script, supplied, observation)
+
+
+FRESH_PROCESS_TIMEOUT = 120.0
+
+
+def _parts(script: Mapping[str, Any], fresh: set[str]) -> list[dict[str, Any]]:
+    """``script`` cut before each request in ``fresh``: the first part runs in the
+    kit's process, each later one in a fresh process of its own."""
+    parts: list[dict[str, Any]] = [{**script, "requests": []}]
+    for item in script["requests"]:
+        if item["id"] in fresh:
+            parts.append({**script, "requests": []})
+        parts[-1]["requests"].append(item)
+    return parts
+
+
+def _resumable(part: Mapping[str, Any], so_far: Mapping[str, Any]) -> dict[str, Any]:
+    """The script a fresh process answers: a ``memory_from`` naming a request answered
+    before becomes the memory that candidate returned, and each component's model
+    script starts after the calls already made."""
+    answers = {r.get("request"): r.get("inputs") or [] for r in so_far.get("responses") or []}
+    requests = copy.deepcopy(part["requests"])
+    for item in (i for r in requests for i in r["inputs"]):
+        source = item.get("memory_from")
+        if not isinstance(source, Mapping) or source.get("request") not in answers:
+            continue
+        inputs = answers[source["request"]]
+        k, n = int(source.get("candidate", 0)), int(source.get("input", 0))
+        given = inputs[n].get("candidates") or [] if n < len(inputs) else []
+        memory = given[k].get("memory") if k < len(given) else None
+        if not isinstance(memory, Mapping):
+            raise Mismatch(
+                f"memory of candidate {k} of input {n} of request {source['request']!r}",
+                "a returned memory to hand the fresh process", _show(given[k] if k < len(
+                    given) else None),
+            )
+        del item["memory_from"]
+        item["memory"] = copy.deepcopy(dict(memory))
+    made: dict[str, int] = {}
+    for entry in so_far.get("timeline") or []:
+        if entry.get("kind") == "model":
+            made[entry["name"]] = made.get(entry["name"], 0) + 1
+    model = {c: list(steps)[made.get(c, 0):] for c, steps in (part.get("model") or {}).items()}
+    return {**part, "requests": requests, "model": model}
+
+
+def _in_fresh_process(
+    script: Mapping[str, Any], store_url: str, options: Sequence[str]
+) -> dict[str, Any]:
+    """Answer ``script`` in a fresh process (:mod:`memconform.adapters.fresh_process`:
+    the kit's interpreter, its import path as an argument, an environment with
+    nothing else) and return its observation."""
+    with tempfile.TemporaryDirectory(prefix="memconform-fresh-") as folder:
+        root = Path(folder)
+        workdir, tmp = root / "work", root / "tmp"
+        workdir.mkdir()
+        tmp.mkdir()
+        script_file = root / "script.json"
+        script_file.write_text(json.dumps(script), encoding="utf-8")
+        command = python_command(
+            "memconform.simulator.job_resume", "--store", store_url,
+            "--script", str(script_file), *measurement.child_options(), *options,
+        )
+        try:
+            proc = subprocess.run(
+                command, cwd=workdir, env=fresh_environment(tmp), capture_output=True,
+                text=True, timeout=FRESH_PROCESS_TIMEOUT, check=False,
+            )
+        except subprocess.TimeoutExpired:
+            measurement.note_killed("the fresh process (hung)")
+            raise
+    if proc.returncode == 3:
+        raise AdapterContractError("fresh process", proc.stderr.strip()[-2000:])
+    if proc.returncode != 0:
+        raise Mismatch(
+            "the fresh process answering the candidates requests",
+            "exit code 0 and an observation",
+            f"exit code {proc.returncode}\n{proc.stderr.strip()[-2000:]}",
+        )
+    answer: dict[str, Any] = json.loads(proc.stdout)
+    return answer
+
+
+def _merged(first: Mapping[str, Any], then: Mapping[str, Any]) -> dict[str, Any]:
+    """One observation: ``then``'s responses after ``first``'s, and its timeline
+    after ``first``'s with its sequence numbers moved past them."""
+    timeline = list(first.get("timeline") or [])
+    offset = max((int(e.get("seq", 0)) for e in timeline), default=0)
+    later = [{**e, "seq": int(e.get("seq", 0)) + offset} for e in then.get("timeline") or []]
+    merged = {**first, **then} if first else dict(then)
+    merged["responses"] = [*(first.get("responses") or []), *(then.get("responses") or [])]
+    merged["timeline"] = [*timeline, *later]
+    return merged
 
 
 # -- Then: answers and their order -------------------------------------------------------

@@ -46,3 +46,42 @@ def test_candidates_mutant_names_are_unique_and_documented() -> None:
     names = [m.name for m in MUTANTS]
     assert len(names) == len(set(names))
     assert all(m.doc and m.profile == "candidates" and m.kind == "runtime" for m in MUTANTS)
+
+
+@pytest.mark.parametrize("name", ["candidates-summary-in-process", "candidates-summary-in-module"])
+def test_process_state_mutants_pass_when_one_process_answers_everything(name: str) -> None:
+    """What rejects them is the kit's fresh process alone: answered in one process,
+    the resumed request gets the same prompt and memory as its twin."""
+    from memconform.adapters.memory import MemoryStore
+    from memconform.adapters.proxy import RecordingStore
+    from memconform.mutants import get_mutant
+    from memconform.simulator.runtime import observe
+
+    history = [{"role": "user", "content": "Tell me everything about the ferries between "
+                "Piraeus and the Saronic islands."},
+               {"role": "assistant", "content": "There are many."}]
+    again = {"request": "r1", "input": 0, "candidate": 0}
+    script = {
+        "profile": "candidates", "package": {"summary_threshold": 100},
+        "requests": [
+            {"id": "r1", "inputs": [{"input_id": "trip", "instruction": "Say hello.",
+                                     "candidates": 1, "memory": {"history": history}}]},
+            {"id": "r2", "inputs": [{"input_id": "trip", "instruction": "How are you?",
+                                     "candidates": 1, "memory_from": again}]},
+            {"id": "r3", "inputs": [{"input_id": "trip", "instruction": "How are you?",
+                                     "candidates": 1, "memory_from": again}]},
+        ],
+        "model": {"summarizer": [{"reply": "Ferries discussed."}],
+                  "commander": [{"reply": "Hello!"}, {"reply": "Fine."}, {"reply": "Fine."}]},
+    }
+    store = RecordingStore(MemoryStore())
+    try:
+        obs = observe(get_mutant(name).build(), script, store)  # type: ignore[arg-type]
+    finally:
+        store.close()
+    prompts = [e["request"]["prompt"] for e in obs["timeline"]
+               if e["kind"] == "model" and e["name"] == "commander"]
+    assert prompts[1] == prompts[2]
+    assert prompts[1].startswith("summary: Ferries discussed.")
+    memories = [r["inputs"][0]["candidates"][0]["memory"] for r in obs["responses"][1:]]
+    assert memories[0] == memories[1]
