@@ -213,6 +213,18 @@ def test_the_checkpoint_serializer_replaces_a_lone_surrogate(
 # -- knowledge -------------------------------------------------------------------------
 
 
+def test_an_integer_msgpack_cannot_write_is_refused_and_nothing_kept(
+    store: LangGraphSQLiteStore,
+) -> None:
+    from memconform.adapters.contract import UnsupportedValueError
+
+    store.append("t", [Message(id="a", role="user", text="kept")])
+    huge = Message(id="b", role="user", text="", metadata={"n": -(2**63) - 1})
+    with pytest.raises(UnsupportedValueError, match="msgpack"):
+        store.append("t", [huge])
+    assert [m.id for m in store.messages("t")] == ["a"]
+
+
 def test_facts_keep_provenance_supersede_and_forget(store: LangGraphSQLiteStore) -> None:
     assert store.get_fact("U", "editor") is None
     assert store.facts("U") == []

@@ -230,7 +230,8 @@ class LangGraphStore:
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
         """Invoke the graph with the batch as new ``messages``."""
         converted = [_to_langchain(self._lc, m) for m in batch]
-        self._graph.invoke({"messages": converted}, self._config(thread_id))
+        with _serializer_refusal():
+            self._graph.invoke({"messages": converted}, self._config(thread_id))
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """The thread's ``messages`` in its latest checkpoint; the newest ``limit``."""
@@ -380,3 +381,18 @@ def _namespace_refusal(scope: str) -> Iterator[None]:
         if type(exc).__name__ != "InvalidNamespaceError":
             raise
         raise UnsupportedValueError(f"LangGraph cannot hold the scope {scope!r}: {exc}") from exc
+
+
+@contextmanager
+def _serializer_refusal() -> Iterator[None]:
+    """The checkpoint serializer's refusal of a value msgpack cannot write (an
+    integer outside 64 bits anywhere in a message), said in the contract's words:
+    the checkpoint is not written, and the batch is refused with
+    :class:`UnsupportedValueError`; whether nothing of it was kept is the kit's to
+    check."""
+    try:
+        yield
+    except TypeError as exc:
+        if "not msgpack serializable" not in str(exc):
+            raise
+        raise UnsupportedValueError(f"LangGraph cannot write the batch: {exc}") from exc
