@@ -20,7 +20,9 @@ from tests.mutant_harness import rejected_rules, run_suite
 
 MUTANTS = [*persisted_state.MUTANTS, *public_jobs.MUTANTS]
 TARGET = "tests/features/test_persisted_state.py"
-DURABLE_RULES = frozenset({"PS-009", "PS-031"})
+DURABLE_RULES = frozenset({"PS-009", "PS-031", "PS-033"})
+"""Rules with a scenario that needs a store outliving its process (a fresh process
+reads it, or a resume follows a kill)."""
 KILLED_RULES = frozenset({"PS-001", "PS-005", "PS-006", "PS-007", "PS-008", "PS-009", "PS-025"})
 """Rules with a scenario whose job is really killed (needs a durable store)."""
 HAS_SQLITE = importlib.util.find_spec("memconform.adapters.sqlite") is not None
