@@ -164,7 +164,21 @@ class _Worker:
     def run(self, job: Callable[[], Any], timeout: float | None) -> Any:
         future: Future[Any] = Future()
         self._jobs.put((job, future))
-        return future.result(timeout=timeout)
+        try:
+            return future.result(timeout=timeout)
+        except TimeoutError:
+            _ABANDONED.append(future)
+            raise
+
+
+_ABANDONED: list[Future[Any]] = []
+
+
+def abandoned_calls() -> int:
+    """How many store calls the kit gave up waiting for are still running in
+    their threads (nothing can stop them; the process must not wait for them
+    at exit, nor let them meet the interpreter's shutdown)."""
+    return sum(1 for f in _ABANDONED if not f.done())
 
 
 _STOP: Future[Any] = Future()

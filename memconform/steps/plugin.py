@@ -31,12 +31,14 @@ step definitions are visible to every feature.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import json
 import os
 import pkgutil
 import re
+import sys
 import time
 import uuid
 from collections.abc import Generator, Iterator
@@ -56,6 +58,7 @@ from memconform.adapters.proxy import (
     AdapterTimeoutError,
     HangGuard,
     RecordingStore,
+    abandoned_calls,
     raised_by_adapter,
 )
 from memconform.adapters.registry import open_store
@@ -698,3 +701,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _SESSION.log is not None:
         _SESSION.log.close(int(exitstatus), _stop_reason(session))
         _SESSION.log = None
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+_EXIT_STATUS = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A store call the kit gave up waiting for may still be running in its
+    thread; at interpreter shutdown it can hold the lock of a standard stream
+    and abort the process (SIGABRT) after every outcome was written. Such a
+    process ends here, with pytest's exit status, once its streams are flushed."""
+    if abandoned_calls() and _EXIT_STATUS in config.stash:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(config.stash[_EXIT_STATUS])
