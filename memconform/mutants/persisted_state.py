@@ -167,6 +167,16 @@ _MODULE_VALUES: dict[str, dict[str, JSONValue]] = {}
 """Where :class:`_ValuesInModuleGlobals` keeps looked-up values: this process only."""
 
 
+def _take_recorded_values(written: StateEntry, index: int) -> tuple[Any, dict[str, Any]]:
+    """A copy of the record ``written`` holds, with the values step ``index``
+    records taken out of it, and those values."""
+    record = copy.deepcopy(written.value)
+    step = record["steps"][index]
+    found = {name: record["values"].pop(name) for name in step.get("record") or {}
+             if name in record["values"]}
+    return record, found
+
+
 class _ValuesInModuleGlobals(Runner):
     """Keeps looked-up values in a module-level dictionary instead of the record:
     a resume in the same process finds them, a fresh process does not."""
@@ -175,10 +185,7 @@ class _ValuesInModuleGlobals(Runner):
         self, job_id: str, entry: StateEntry, index: int, result: JSONValue
     ) -> StateEntry:
         written = super().complete_step(job_id, entry, index, result)
-        record = copy.deepcopy(written.value)
-        step = record["steps"][index]
-        found = {name: record["values"].pop(name) for name in step.get("record") or {}
-                 if name in record["values"]}
+        record, found = _take_recorded_values(written, index)
         if not found:
             return written
         _MODULE_VALUES.setdefault(job_scope(self.namespace, job_id), {}).update(found)
@@ -240,10 +247,7 @@ class _ValuesOnHost(Runner):
         self, job_id: str, entry: StateEntry, index: int, result: JSONValue
     ) -> StateEntry:
         written = super().complete_step(job_id, entry, index, result)
-        record = copy.deepcopy(written.value)
-        step = record["steps"][index]
-        found = {name: record["values"].pop(name) for name in step.get("record") or {}
-                 if name in record["values"]}
+        record, found = _take_recorded_values(written, index)
         if not found:
             return written
         key = _host_key(job_scope(self.namespace, job_id))
