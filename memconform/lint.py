@@ -7,9 +7,18 @@
 - every rule tag in the features names an existing rule;
 - every scenario carries at least one rule tag;
 - scenario names are unique across the suite;
-- a Background has at most three steps.
+- a Background has at most three steps;
+- every ``@with-<condition>`` tag names a condition of
+  :data:`~memconform.second_conditions.CONDITIONS`;
+- given the second-conditions table (:mod:`memconform.second_conditions`), the
+  table agrees with the catalogue (every runtime rule listed, nothing else) and
+  every listed (rule, condition) pair has a row tagged with the rule and with
+  ``@with-<condition>``.
 
 Tags on a Feature, a Rule or an Examples block apply to the scenarios inside.
+For the second-condition pairs a *row* is one Examples block (its tags, its
+scenario's and the inherited ones) or one Scenario without Examples: the tags
+of a scenario's other Examples blocks do not count for it.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from gherkin.parser import Parser
 from gherkin.token_scanner import TokenScanner
 
 from memconform.catalogue import Catalogue
+from memconform.second_conditions import CONDITIONS, SecondConditions, condition_of_tag
 
 __all__ = ["ScenarioInfo", "lint", "main", "scenarios_in"]
 
@@ -39,6 +49,9 @@ class ScenarioInfo:
     line: int
     name: str
     tags: frozenset[str]
+    row_tags: tuple[frozenset[str], ...] = ()
+    """The tags of each row (one per Examples block; the scenario's own tags
+    when it has no Examples)."""
 
     @property
     def rules(self) -> frozenset[str]:
@@ -64,11 +77,12 @@ def _walk(
             yield from _walk(path, rule.get("children", []), inherited | _tags(rule), problems)
         elif "scenario" in child:
             scenario = child["scenario"]
-            tags = inherited | _tags(scenario)
-            for examples in scenario.get("examples", []):
-                tags |= _tags(examples)
+            own = inherited | _tags(scenario)
+            rows = tuple(frozenset(own | _tags(e)) for e in scenario.get("examples", []))
+            tags = own.union(*rows)
             yield ScenarioInfo(
-                path, scenario["location"]["line"], scenario["name"], frozenset(tags)
+                path, scenario["location"]["line"], scenario["name"], frozenset(tags),
+                rows or (frozenset(own),),
             )
 
 
@@ -93,8 +107,30 @@ def scenarios_in(folder: Path, problems: list[str] | None = None) -> list[Scenar
     return found
 
 
-def lint(catalogue: Catalogue, features: Path) -> list[str]:
-    """Every traceability problem between ``catalogue`` and the ``features`` folder."""
+def _condition_problems(
+    table: SecondConditions, catalogue: Catalogue, scenarios: list[ScenarioInfo]
+) -> list[str]:
+    problems = table.problems(catalogue)
+    covered: set[tuple[str, str]] = set()
+    for scenario in scenarios:
+        for tags in scenario.row_tags:
+            conditions = {condition_of_tag(t) for t in tags} - {None}
+            rules = {t for t in tags if RULE_TAG.match(t)}
+            covered |= {(r, str(c)) for r in rules for c in conditions}
+    for rule, condition in table.pairs():
+        if (rule, condition) not in covered:
+            problems.append(
+                f"{rule}: no row tagged with this rule exercises the second condition "
+                f"{condition} (@with-{condition})"
+            )
+    return problems
+
+
+def lint(
+    catalogue: Catalogue, features: Path, second_conditions: SecondConditions | None = None
+) -> list[str]:
+    """Every traceability problem between ``catalogue`` and the ``features`` folder
+    (and, when given, the ``second_conditions`` table)."""
     problems: list[str] = []
     scenarios = scenarios_in(features, problems)
     tagged: set[str] = set()
@@ -106,6 +142,9 @@ def lint(catalogue: Catalogue, features: Path) -> list[str]:
         for tag in scenario.tags:
             if _LOOKS_LIKE_RULE.match(tag) and tag not in catalogue.ids:
                 problems.append(f"{where}: tag @{tag} names no rule in the catalogue")
+            condition = condition_of_tag(tag)
+            if condition is not None and condition not in CONDITIONS:
+                problems.append(f"{where}: tag @{tag} names no second condition")
         tagged |= scenario.rules
         if scenario.name in names:
             first = names[scenario.name]
@@ -117,16 +156,19 @@ def lint(catalogue: Catalogue, features: Path) -> list[str]:
     for rule in catalogue:
         if rule.id not in tagged and not rule.untested:
             problems.append(f"{rule.id}: no scenario is tagged with this rule")
+    if second_conditions is not None:
+        problems.extend(_condition_problems(second_conditions, catalogue, scenarios))
     return problems
 
 
 def main() -> int:
-    """``python -m memconform.lint``: print each problem of the installed catalogue
-    and features; exit 0 when clean, 1 otherwise."""
+    """``python -m memconform.lint``: print each problem of the installed catalogue,
+    features and second-conditions table; exit 0 when clean, 1 otherwise."""
     from memconform.catalogue import load_catalogue
     from memconform.resources import features_dir
+    from memconform.second_conditions import load_second_conditions
 
-    problems = lint(load_catalogue(), features_dir())
+    problems = lint(load_catalogue(), features_dir(), load_second_conditions())
     for problem in problems:
         print(problem)
     print(f"memconform lint: {len(problems) or 'no'} problem{'' if len(problems) == 1 else 's'}")

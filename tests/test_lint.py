@@ -9,6 +9,11 @@ from pathlib import Path
 from memconform.catalogue import load_catalogue, parse_catalogue
 from memconform.lint import lint
 from memconform.resources import features_dir, spec_dir
+from memconform.second_conditions import (
+    CONDITIONS,
+    SecondConditions,
+    load_second_conditions,
+)
 
 PROFILES = ("save-policy", "strict-write", "turns", "candidates", "persisted-state", "store")
 
@@ -43,7 +48,75 @@ def _feature(folder: Path, text: str) -> Path:
 
 def test_the_shipped_catalogue_and_features_agree() -> None:
     catalogue = load_catalogue()
-    assert lint(catalogue, features_dir()) == []
+    assert lint(catalogue, features_dir(), load_second_conditions()) == []
+
+
+def test_the_second_conditions_table_lists_every_runtime_rule_once() -> None:
+    table = load_second_conditions()
+    catalogue = load_catalogue()
+    assert set(table.rules) == {r.id for r in catalogue if r.subject == "runtime"}
+    assert tuple(table.meanings) == CONDITIONS
+    assert table.problems(catalogue) == []
+
+
+def _runtime_catalogue(tmp_path: Path) -> Path:
+    folder = _catalogue(tmp_path, {})
+    (folder / "save-policy.toml").write_text(textwrap.dedent("""
+        profile = "save-policy"
+        [[rule]]
+        id = "SP-001"
+        level = "MUST"
+        subject = "runtime"
+        source = { document = "000", section = "s" }
+        text = "A runtime keeps the rule SP-001."
+    """), encoding="utf-8")
+    return folder
+
+
+def test_lint_reports_a_listed_pair_without_a_row(tmp_path: Path) -> None:
+    catalogue = parse_catalogue(_runtime_catalogue(tmp_path))
+    meanings = {c: c for c in CONDITIONS}
+    table = SecondConditions(meanings, {"SP-001": ("streaming", "restart")})
+    features = _feature(tmp_path / "features", """
+        Feature: sample
+          Scenario Outline: one <x>
+            Given something <x>
+
+            @SP-001
+            Examples: plain
+              | x |
+              | 1 |
+
+            @with-restart
+            Examples: restarted, but not tagged with the rule
+              | x |
+              | 2 |
+
+          @SP-001 @with-streaming
+          Scenario: streamed
+            Given something
+    """)
+    assert lint(catalogue, features, table) == [
+        "SP-001: no row tagged with this rule exercises the second condition restart "
+        "(@with-restart)"
+    ]
+
+
+def test_lint_reports_an_incomplete_table_and_unknown_conditions(tmp_path: Path) -> None:
+    catalogue = parse_catalogue(_runtime_catalogue(tmp_path))
+    meanings = {c: c for c in CONDITIONS}
+    table = SecondConditions(meanings, {"SP-002": ("sunshine",)})
+    features = _feature(tmp_path / "features", """
+        Feature: sample
+          @SP-001 @with-moonlight
+          Scenario: one
+            Given something
+    """)
+    problems = lint(catalogue, features, table)
+    assert any("runtime rule SP-001 is not listed" in p for p in problems)
+    assert any("SP-002 is not a runtime rule" in p for p in problems)
+    assert any("unknown condition 'sunshine'" in p for p in problems)
+    assert any("@with-moonlight names no second condition" in p for p in problems)
 
 
 def test_every_profile_has_rules_of_both_subjects_overall() -> None:

@@ -73,7 +73,7 @@ Feature: Candidates: each candidate returns a complete, independent memory
 
   Rule: The supplied memory is the only source of interaction state
 
-    @CA-004
+    @CA-004 @with-second-run
     Scenario: Candidates input id reused with another memory gets a prompt from that memory alone
       Given candidates request "r1" sends input "session-7" with the memory below, instruction "Book it." and 1 candidate
         """
@@ -95,7 +95,7 @@ Feature: Candidates: each candidate returns a complete, independent memory
         assistant:
         """
 
-    @CA-006
+    @CA-006 @with-second-run
     Scenario Outline: Candidates memory that is <memory kind> starts a new interaction
       Given candidates request "r1" sends input "session-9" with the memory below, instruction "Remember my name is Ada." and 1 candidate
         """
@@ -116,7 +116,7 @@ Feature: Candidates: each candidate returns a complete, independent memory
         | an empty object | {}     |
         | null            | null   |
 
-    @CA-006
+    @CA-006 @with-second-run
     Scenario: Candidates memory initialised by the scenario starts a new interaction
       Given candidates request "r1" sends input "session-9" with the memory below, instruction "Remember my name is Ada." and 1 candidate
         """
@@ -135,7 +135,7 @@ Feature: Candidates: each candidate returns a complete, independent memory
 
   Rule: A returned memory is enough to resume
 
-    @CA-005 @CA-002
+    @CA-005 @CA-002 @with-restart
     Scenario: Candidates fresh package instance resumes from the returned memory alone
       Given a candidates package whose summary threshold is 100
       And candidates request "r1" sends input "trip" with the memory below, instruction "Say hello." and 1 candidate

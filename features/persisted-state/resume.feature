@@ -29,14 +29,14 @@ Feature: Persisted state: a killed job resumes from its record alone
 
   Rule: values a later step needs are written down
 
-    @PS-005 @state
+    @PS-005 @state @with-restart
     Scenario: A job writes the looked-up id into its record before it counts as done
       When the job runs and is killed after step 1
       Then the stored record holds the value "service_id" = "svc-42"
 
   Rule: a resumed job neither redoes nor skips work
 
-    @PS-006 @PS-007 @state
+    @PS-006 @PS-007 @state @with-restart
     Scenario Outline: A job resumed in the same process performs each step exactly once
       When the job runs and is killed after step <k>
       And the job is resumed in the same process
@@ -53,7 +53,7 @@ Feature: Persisted state: a killed job resumes from its record alone
         | 1 |
         | 2 |
 
-    @PS-008 @state
+    @PS-008 @state @with-restart
     Scenario: A job resumes from its record, not from its logged transcript
       When the job runs and is killed after step 1
       And the job is resumed in the same process
@@ -62,7 +62,7 @@ Feature: Persisted state: a killed job resumes from its record alone
 
   Rule: the logged transcript is disposable
 
-    @PS-033 @state
+    @PS-033 @state @with-restart
     Scenario: A job whose logged transcript was lost resumes from its record alone
       When the job runs and is killed after step 1
       And the job's logged transcript is lost
@@ -75,7 +75,7 @@ Feature: Persisted state: a killed job resumes from its record alone
 
   Rule: resume on a different machine
 
-    @PS-009 @PS-006 @PS-007 @durable @state
+    @PS-009 @PS-006 @PS-007 @durable @state @with-restart
     Scenario Outline: A job killed part-way finishes in a fresh process given only the store URL
       When the job runs and is killed after step <k>
       And the job is resumed in a fresh process given only the store URL
@@ -94,7 +94,7 @@ Feature: Persisted state: a killed job resumes from its record alone
 
   Rule: a kill may come right after any write the store acknowledged
 
-    @PS-009 @PS-006 @PS-007 @durable @state @slow
+    @PS-009 @PS-006 @PS-007 @durable @state @slow @with-restart
     Scenario: A job killed right after any acknowledged write finishes in a fresh process
       When the job is killed right after each write the store acknowledged and resumed elsewhere
       Then after every kill the resumed job completed

@@ -11,7 +11,7 @@ Feature: Persisted state: a write the store refused is not progress
 
   Rule: a refused record write stops the job
 
-    @PS-035 @state
+    @PS-035 @state @with-store-refusal
     Scenario: A job whose record write for a step is refused fails and runs no later step
       Given the persisted-state store declares "state"
       And a job "deploy-1" with the steps:
@@ -26,7 +26,7 @@ Feature: Persisted state: a write the store refused is not progress
 
   Rule: a refused fact is not reported stored
 
-    @PS-035 @knowledge
+    @PS-035 @knowledge @with-store-refusal
     Scenario: A fact the store refused is not reported as stored
       Given the persisted-state store declares "knowledge"
       And the store refuses the fact "db.version"

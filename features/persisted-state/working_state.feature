@@ -49,7 +49,7 @@ Feature: Persisted state: a job's working state is written at verified step boun
       When the job runs to the end
       Then the record was written after each completed step before the next step began
 
-    @PS-001 @state
+    @PS-001 @state @with-restart
     Scenario Outline: A job killed after a step leaves that step's results in the store
       When the job runs and is killed after step <k>
       Then the job outcome is "killed"
@@ -69,7 +69,7 @@ Feature: Persisted state: a job's working state is written at verified step boun
       When the job runs to the end
       Then the record was read from the store at the start of every step
 
-    @PS-002 @state
+    @PS-002 @state @with-restart
     Scenario: A job continued after a hand-off uses the value the person wrote into the record
       When the job runs and is handed off after step 1
       And the person taking over sets the record value "service_id" to "svc-77"

@@ -26,22 +26,18 @@ Feature: Save-policy failure records are kept apart from the transcript
       @SP-013 @SP-014
       Examples: under message
         | policy  | point                     | roles                         | error             |
-        | message | input guardrail           | none                          | GuardrailError    |
         | message | first model call          | user                          | ModelError        |
         | message | tool-error hook terminate | user,assistant                | RunCancelledError |
         | message | later model call          | user,assistant,tool           | ModelError        |
         | message | run-end hook              | user,assistant,tool,assistant | HookError         |
         | message | cancellation              | user,assistant,tool           | RunCancelledError |
-        | message | last append               | user,assistant,tool,assistant | StoreError        |
 
       @SP-013 @SP-014
       Examples: under turn
         | policy | point            | roles                         | error             |
         | turn   | first model call | user                          | ModelError        |
         | turn   | later model call | user,assistant,tool           | ModelError        |
-        | turn   | output guardrail | user,assistant,tool           | GuardrailError    |
         | turn   | run-end cancel   | user,assistant,tool,assistant | RunCancelledError |
-        | turn   | first append     | user,assistant,tool           | StoreError        |
 
       @SP-013 @SP-014
       Examples: under run
@@ -50,16 +46,29 @@ Feature: Save-policy failure records are kept apart from the transcript
         | run    | tool-error hook           | user,assistant                | HookError         |
         | run    | later model call          | user,assistant,tool           | ModelError        |
         | run    | run-end cancel            | user,assistant,tool,assistant | RunCancelledError |
-        | run    | last append               | user,assistant,tool,assistant | StoreError        |
 
-      @SP-016 @SP-013
+      @SP-013 @SP-014 @with-guardrail
+      Examples: a guardrail fails
+        | policy  | point            | roles               | error          |
+        | message | input guardrail  | none                | GuardrailError |
+        | turn    | output guardrail | user,assistant,tool | GuardrailError |
+        | run     | input guardrail  | none                | GuardrailError |
+
+      @SP-013 @SP-014 @with-store-refusal
+      Examples: the store refuses an append
+        | policy  | point        | roles                         | error      |
+        | message | last append  | user,assistant,tool,assistant | StoreError |
+        | turn    | first append | user,assistant,tool           | StoreError |
+        | run     | last append  | user,assistant,tool,assistant | StoreError |
+
+      @SP-016 @SP-013 @with-store-refusal
       Examples: record_error itself fails
         | policy  | point        | roles               | error      |
         | message | record_error | user,assistant,tool | ModelError |
         | turn    | record_error | user,assistant,tool | ModelError |
         | run     | record_error | user,assistant,tool | ModelError |
 
-    @errors @SP-020 @SP-013
+    @errors @SP-020 @SP-013 @with-store-refusal
     Scenario Outline: Save-policy <policy> run whose final append is refused reports the failure in order
       Given the save-policy store keeps error records
       And a save-policy agent with the "<policy>" save policy
@@ -84,13 +93,21 @@ Feature: Save-policy failure records are kept apart from the transcript
       Then the save-policy run ends "<outcome>"
       And the save-policy store received no record_error call
 
-      Examples:
+      Examples: completed runs
         | policy  | ending                | setup                                                                  | outcome           |
         | message | completes             | the save-policy run meets the failure point "none"                      | completed         |
         | turn    | survives a tool error | the save-policy run meets the failure point "tool"                      | completed         |
+
+      @with-guardrail
+      Examples: blocked runs
+        | policy  | ending                | setup                                                                  | outcome           |
         | message | is blocked at input   | the save-policy input guardrail blocks the input                        | blocked at input  |
         | run     | is blocked at input   | the save-policy input guardrail blocks the input                        | blocked at input  |
         | turn    | is blocked at output  | the save-policy output guardrail blocks the answer with "Not today."    | blocked at output |
+
+      @with-approval
+      Examples: suspended runs
+        | policy  | ending                | setup                                                                  | outcome           |
         | message | is suspended          | the save-policy tool call needs approval                                | suspended         |
         | run     | is suspended          | the save-policy tool call needs approval                                | suspended         |
 

@@ -18,7 +18,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       Then the save-policy run ends "<outcome>"
       And the save-policy appends are "<batches>"
 
-      @SP-004
+      @SP-004 @with-guardrail
       Examples: input not accepted
         | point           | outcome | batches |
         | input guardrail | failed  | none    |
@@ -51,7 +51,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | cancellation   | cancelled | [user] [assistant,tool]             |
         | run-end cancel | cancelled | [user] [assistant,tool] [assistant] |
 
-      @SP-020
+      @SP-020 @with-store-refusal
       Examples: a refused append
         | point        | outcome | batches                 |
         | first append | failed  | none                    |
@@ -66,7 +66,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       Then the save-policy run ends "<outcome>"
       And the save-policy appends are "<batches>"
 
-      @SP-004
+      @SP-004 @with-guardrail
       Examples: input not accepted
         | point           | outcome | batches |
         | input guardrail | failed  | none    |
@@ -91,7 +91,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | cancellation   | cancelled | [user,assistant,tool] |
         | run-end cancel | cancelled | [user,assistant,tool] |
 
-      @SP-020
+      @SP-020 @with-store-refusal
       Examples: a refused append
         | point        | outcome | batches               |
         | first append | failed  | none                  |
@@ -106,7 +106,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       Then the save-policy run ends "<outcome>"
       And the save-policy appends are "none"
 
-      @SP-004 @SP-011
+      @SP-004 @SP-011 @with-guardrail
       Examples: input not accepted
         | point           | outcome |
         | input guardrail | failed  |
@@ -127,7 +127,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | cancellation   | cancelled |
         | run-end cancel | cancelled |
 
-      @SP-020
+      @SP-020 @with-store-refusal
       Examples: a refused append
         | point       | outcome |
         | last append | failed  |
@@ -146,7 +146,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | turn    |
         | run     |
 
-    @SP-019
+    @SP-019 @with-guardrail
     Scenario Outline: Save-policy <policy> run blocked at output reports only after storing the guardrail text
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy output guardrail blocks the answer with "I cannot share that."
@@ -159,7 +159,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | message |
         | run     |
 
-    @SP-020
+    @SP-020 @with-store-refusal
     Scenario Outline: Save-policy <policy> run whose final append is refused fails with the store's error
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy run meets the failure point "last append"
@@ -174,7 +174,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | turn    |
         | run     |
 
-    @SP-020 @SP-005
+    @SP-020 @SP-005 @with-store-refusal
     Scenario: Save-policy message run whose input append is refused never calls the model
       Given a save-policy agent with the "message" save policy
       And the save-policy run meets the failure point "first append"
@@ -264,19 +264,27 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       Examples:
         | point                     |
         | none                      |
-        | input guardrail           |
         | first model call          |
         | tool                      |
         | tool-error hook terminate |
         | tool-error hook           |
         | later model call          |
-        | output guardrail          |
         | run-end hook              |
         | run-end cancel            |
         | cancellation              |
-        | first append              |
-        | last append               |
-        | record_error              |
+
+      @with-guardrail
+      Examples: a guardrail fails
+        | point            |
+        | input guardrail  |
+        | output guardrail |
+
+      @with-store-refusal
+      Examples: the store refuses
+        | point        |
+        | first append |
+        | last append  |
+        | record_error |
 
   Rule: record_error is optional for a store
 

@@ -10,7 +10,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
 
   Rule: only accepted input is stored
 
-    @SP-004
+    @SP-004 @with-guardrail
     Scenario Outline: Save-policy <policy> run blocked by the input guardrail stores nothing
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy input guardrail blocks the input
@@ -28,7 +28,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
 
   Rule: an output-guardrail block completes the run with the guardrail's text
 
-    @SP-026
+    @SP-026 @with-guardrail
     Scenario Outline: Save-policy <policy> run blocked by the output guardrail stores the guardrail's text
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy output guardrail blocks the answer with "I cannot share that."
@@ -48,11 +48,15 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | policy  |
         | message |
         | turn    |
-        | run     |
+
+      @SP-010
+      Examples: a block is a response outcome under run
+        | policy |
+        | run    |
 
   Rule: a run suspended for approval stores its pending tool call and is not a failure
 
-    @SP-027
+    @SP-027 @with-approval
     Scenario Outline: Save-policy <policy> run suspended for approval stores the pending tool call
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy tool call needs approval
@@ -66,9 +70,13 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | policy  | batches            |
         | message | [user] [assistant] |
         | turn    | [user,assistant]   |
-        | run     | [user,assistant]   |
 
-    @SP-028
+      @SP-010
+      Examples: a suspension is a response outcome under run
+        | policy | batches          |
+        | run    | [user,assistant] |
+
+    @SP-028 @with-approval @with-second-run
     Scenario Outline: Save-policy <policy> resumed run stores the approval and the result as two tool messages
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy tool call needs approval
@@ -92,7 +100,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | turn    | [user,assistant] [tool,tool] [assistant]  |
         | run     | [user,assistant] [tool,tool,assistant]    |
 
-    @SP-028
+    @SP-028 @with-approval @with-second-run
     Scenario Outline: Save-policy <policy> resumed run persists the approval response at its point
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy tool call needs approval
@@ -106,7 +114,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | message | approval appended > tool run > last model call     |
         | turn    | tool run > approval appended > last model call     |
 
-    @SP-009 @SP-028
+    @SP-009 @SP-028 @with-approval @with-second-run
     Scenario Outline: Save-policy <policy> resumed run whose model call fails keeps the approved tool's result
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy tool call needs approval

@@ -79,7 +79,7 @@ Feature: Save policies decide when a run's messages reach the store
       When the save-policy script is executed
       Then the save-policy timeline order is "output guardrail > answer appended > run-end hook"
 
-    @SP-007
+    @SP-007 @with-guardrail
     Scenario: Save-policy message stores the answer as the output guardrail rewrote it
       Given a save-policy agent with the "message" save policy
       And the save-policy output guardrail replaces the answer with "Order A-1 ships on Monday."
@@ -111,7 +111,7 @@ Feature: Save policies decide when a run's messages reach the store
 
   Rule: a run sees the stored history first, then its own new messages
 
-    @SP-031 @SP-012
+    @SP-031 @SP-012 @with-second-run
     Scenario: Save-policy message run after a failed run sees the completed batches of the failed run
       Given a save-policy agent with the "message" save policy
       And the save-policy run meets the failure point "later model call"
@@ -126,7 +126,7 @@ Feature: Save policies decide when a run's messages reach the store
         | tool      | notified     |
         | user      | Did it work? |
 
-    @SP-031 @SP-011
+    @SP-031 @SP-011 @with-second-run
     Scenario: Save-policy run policy keeps a failed run out of the next run's context
       Given a save-policy agent with the "run" save policy
       And the save-policy run meets the failure point "later model call"
@@ -137,7 +137,7 @@ Feature: Save policies decide when a run's messages reach the store
         | role | text         |
         | user | Did it work? |
 
-    @SP-031
+    @SP-031 @with-second-run
     Scenario: Save-policy turn run sees the previous completed run before its own input
       Given a save-policy agent with the "turn" save policy
       And a later save-policy run sends "Thanks!" and gets the answer "You are welcome."
@@ -169,9 +169,15 @@ Feature: Save policies decide when a run's messages reach the store
         | run-end cancel            |
         | cancellation              |
 
+      @with-guardrail
+      Examples: a guardrail fails
+        | point            |
+        | input guardrail  |
+        | output guardrail |
+
   Rule: buffered and streamed runs persist the same
 
-    @SP-029
+    @SP-029 @with-streaming
     Scenario Outline: Save-policy <policy> run meeting <point> persists the same batches when streamed
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy run meets the failure point "<point>"
@@ -185,5 +191,10 @@ Feature: Save policies decide when a run's messages reach the store
         | turn    | none             |
         | run     | none             |
         | message | run-end hook     |
+
+      @with-store-refusal
+      Examples: a refused append
+        | policy  | point            |
+        | message | last append      |
         | turn    | last append      |
         | run     | last append      |

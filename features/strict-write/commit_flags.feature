@@ -26,7 +26,7 @@ Feature: Strict-write commit flags decide what the model sees
 
   Rule: the model's view holds committed data only
 
-    @SW-006 @SW-005 @commit-flags
+    @SW-006 @SW-005 @commit-flags @with-second-run
     Scenario: Strict-write model view leaves out uncommitted data
       Given strict write is enabled with onFailure "exclude_all"
       And the strict-write task "weather" fails on its next call with "socket closed"
@@ -35,7 +35,7 @@ Feature: Strict-write commit flags decide what the model sees
       And in turn 2 the strict-write model "ai.labs.llm" does not see "weather:error"
       And in turn 2 the strict-write model "ai.labs.llm" sees "What's the weather?"
 
-    @SW-006
+    @SW-006 @with-second-run
     Scenario: Strict-write model view holds committed data of earlier steps
       Given the strict-write agent has no memory policy
       When the strict-write agent answers "What's the weather?" and then "Again?"

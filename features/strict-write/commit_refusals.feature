@@ -18,7 +18,7 @@ Feature: Strict-write: a failed task whose writes the store refused to hide stop
 
   Rule: a refused set_committed stops the turn in ERROR, even with continueOnFailure
 
-    @SW-043 @commit-flags
+    @SW-043 @commit-flags @with-store-refusal
     Scenario: Strict-write digest mode with continueOnFailure: the store refuses to hide a failed task's writes
       Given strict write is enabled with onFailure "digest"
       And the strict-write continueOnFailure setting is on
@@ -27,7 +27,7 @@ Feature: Strict-write: a failed task whose writes the store refused to hide stop
       When the strict-write agent answers "What's the weather?"
       Then the strict-write turn 1 stops at task "weather" because the store refused to hide its writes
 
-    @SW-043 @commit-flags
+    @SW-043 @commit-flags @with-store-refusal
     Scenario: Strict-write exclude_all mode with continueOnFailure: the store refuses to hide a failed task's writes
       Given strict write is enabled with onFailure "exclude_all"
       And the strict-write continueOnFailure setting is on

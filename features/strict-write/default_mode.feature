@@ -17,7 +17,7 @@ Feature: Strict-write default mode still tells the caller why
 
   Rule: the raw output stays visible and the turn stops
 
-    @SW-014 @SW-015 @golden
+    @SW-014 @SW-015 @golden @with-second-run
     Scenario: Strict-write default mode keeps the raw error in the next model call
       Given the strict-write agent has no memory policy
       And the strict-write task "weather" fails on its next call with "java.net.ConnectException: Connection refused"
@@ -32,7 +32,7 @@ Feature: Strict-write default mode still tells the caller why
 
   Rule: the caller, and only the caller, learns the reason
 
-    @SW-016 @SW-017
+    @SW-016 @SW-017 @with-second-run
     Scenario: Strict-write default mode gives the caller a task error that memory never holds
       Given the strict-write agent has no memory policy
       And the strict-write task "weather" fails on its next call with "HTTP 503: Service Unavailable"

@@ -31,7 +31,7 @@ Feature: Strict-write digests keep no secret, however it is written
       And in turn 2 the strict-write model "ai.labs.llm" is sent no secret of the syntax "<syntax>"
       And the strict-write task error of turn 1 names the task "ai.labs.llm"
 
-      @SW-019 @commit-flags
+      @SW-019 @commit-flags @with-streaming @with-second-run
       Examples: what the named filter covers
         | syntax                      |
         | sk-key/openai               |
@@ -49,7 +49,7 @@ Feature: Strict-write digests keep no secret, however it is written
         | key-case/upper              |
         | key-case/camel              |
 
-      @SW-031 @commit-flags
+      @SW-031 @commit-flags @with-streaming @with-second-run
       Examples: what the kit adds
         | syntax                    |
         | single-quoted/python-repr |

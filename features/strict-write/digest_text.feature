@@ -30,7 +30,7 @@ Feature: Strict-write error digest text is short, specific and safe
       Then the strict-write task error of turn 1 reads "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: model 'x' not found"
       And the strict-write memory of turn 1 holds the digest for "ai.labs.llm"
 
-    @SW-018 @SW-024 @golden @commit-flags
+    @SW-018 @SW-024 @golden @commit-flags @with-streaming
     Scenario: Strict-write digest of a provider rejection reads the provider's message
       Given the strict-write task "ai.labs.llm" fails on its next call with the error:
         """
@@ -123,7 +123,7 @@ Feature: Strict-write error digest text is short, specific and safe
 
   Rule: streaming carries the same reason
 
-    @SW-024 @commit-flags
+    @SW-024 @commit-flags @with-streaming
     Scenario: Strict-write streaming task_failed event carries the redacted reason
       Given the strict-write task "ai.labs.llm" fails on its next call with "call to https://llm.example/v1 failed with Bearer abcdefghijklmnopqrstuvwx0123"
       When the strict-write agent answers "hello" while streaming

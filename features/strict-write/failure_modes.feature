@@ -64,7 +64,7 @@ Feature: Strict-write failure modes hide a failed task's output
 
   Rule: digest mode injects a digest after the rollback
 
-    @SW-009 @SW-011 @golden @commit-flags
+    @SW-009 @SW-011 @golden @commit-flags @with-second-run
     Scenario: Strict-write digest mode stores a committed digest the next model call sees
       Given strict write is enabled with onFailure "digest"
       And the strict-write task "weather" fails on its next call with "HTTP 503: Service Unavailable"
@@ -85,7 +85,7 @@ Feature: Strict-write failure modes hide a failed task's output
 
   Rule: exclude_all tells nobody
 
-    @SW-012 @commit-flags
+    @SW-012 @commit-flags @with-streaming
     Scenario: Strict-write exclude_all mode leaves no digest and tells the caller nothing
       Given strict write is enabled with onFailure "exclude_all"
       And the strict-write task "weather" fails on its next call with "HTTP 503: Service Unavailable"
@@ -97,7 +97,7 @@ Feature: Strict-write failure modes hide a failed task's output
 
   Rule: keep_all keeps the output and still emits the action
 
-    @SW-013 @SW-010 @commit-flags
+    @SW-013 @SW-010 @commit-flags @with-second-run
     Scenario: Strict-write keep_all mode keeps the failed output committed and visible
       Given strict write is enabled with onFailure "keep_all"
       And the strict-write task "weather" fails on its next call with "HTTP 503: Service Unavailable"

@@ -60,7 +60,7 @@ Feature: Strict-write same-turn fallback with continueOnFailure
 
   Rule: without continueOnFailure the next turn reacts
 
-    @SW-015 @SW-029 @commit-flags
+    @SW-015 @SW-029 @commit-flags @with-second-run
     Scenario: Strict-write failure action reaches the next turn's behaviour rules
       Given the strict-write behavior rule turns "task_failed_ai.labs.httpcalls" into "fallback_response"
       And the strict-write output set answers "fallback_response" with "Payments are unavailable, try later."
@@ -75,7 +75,7 @@ Feature: Strict-write same-turn fallback with continueOnFailure
 
   Rule: a failed model task runs again in the next turn
 
-    @SW-037 @commit-flags
+    @SW-037 @commit-flags @with-second-run
     Scenario: Strict-write model task that failed runs again in the turn after the failure
       Given the strict-write behavior rule turns "task_failed_ai.labs.llm" into "fallback_response"
       And the strict-write output set answers "fallback_response" with "Sorry, I can't answer right now."

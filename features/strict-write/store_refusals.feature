@@ -15,13 +15,13 @@ Feature: Strict-write: a memory write the store refused fails the turn
 
   Rule: a refused memory write ends the turn in ERROR
 
-    @SW-033
+    @SW-033 @with-store-refusal
     Scenario: Strict-write off: a turn whose task write the store refused ends in ERROR
       Given the store refuses the strict-write agent's append number 2
       When the strict-write agent answers "What's the weather?"
       Then the strict-write turn 1 ends in state "ERROR" because the store refused a write
 
-    @SW-033 @commit-flags
+    @SW-033 @commit-flags @with-store-refusal
     Scenario: Strict-write digest mode: a turn whose task write the store refused ends in ERROR
       Given strict write is enabled with onFailure "digest"
       And the store refuses the strict-write agent's append number 2

@@ -13,7 +13,7 @@ Feature: Turns: every turn starts fresh
 
   Rule: A new turn starts with an empty transcript
 
-    @TU-022
+    @TU-022 @with-second-run
     Scenario: Turns do not inherit the tool results of the previous turn
       Given a root turn opened with an envelope "Look up the order" that calls the tool "lookup" and settles completed
       And a root turn opened with an envelope "Thanks" that settles completed
@@ -21,7 +21,7 @@ Feature: Turns: every turn starts fresh
       Then the first model call of "T1" saw an empty transcript
       And the first model call of "T2" saw an empty transcript
 
-    @TU-022
+    @TU-022 @with-second-run
     Scenario: Turns start empty after a turn that stopped in the middle of a tool step
       Given a root turn opened with an envelope "Scan the drive" that settles stopped
       And a root turn opened with an envelope "Scan again" that settles completed
@@ -30,7 +30,7 @@ Feature: Turns: every turn starts fresh
 
   Rule: A new turn starts at the first tier of its chain
 
-    @TU-023
+    @TU-023 @with-second-run
     Scenario: Turns go back to the first tier after an earlier turn fell back
       Given the turns model chain has the tiers "primary, backup"
       And a root turn opened with an envelope "Translate this" whose first tier fails and that settles completed
@@ -53,7 +53,7 @@ Feature: Turns: every turn starts fresh
 
   Rule: continuesFrom records a relationship and restores nothing
 
-    @TU-025
+    @TU-025 @with-second-run
     Scenario: Turns continuing from a cut turn start with an empty transcript
       Given the turns model chain has the tiers "primary, backup"
       And a root turn opened with an envelope "Start the audit" whose first tier fails and that settles cut
@@ -63,7 +63,7 @@ Feature: Turns: every turn starts fresh
       And the first model call of "T2" saw an empty transcript
       And the first model call of "T2" went to the tier "primary"
 
-    @TU-025 @turn-records
+    @TU-025 @turn-records @with-second-run
     Scenario: Turns continuing from a cut turn run under their own grant
       Given a root turn opened with an envelope "Start the review" that settles cut
       And a root turn continuing from "T1" opened with an envelope "Go on" that settles completed

@@ -101,14 +101,14 @@ Feature: Turns: the history window of the next turn
       And the first model call of "T2" saw the newest <window> stored messages up to its own
       And the first model call of "T3" saw the newest <window> stored messages up to its own
 
-      @TU-016 @TU-021
+      @TU-016 @TU-021 @with-second-run
       Examples: windows much shorter than the thread
         | window |
         | 2      |
         | 5      |
         | 9      |
 
-    @TU-017
+    @TU-017 @with-second-run
     Scenario: Turns read the default six from a long thread another writer also fills
       Given the turns history window is left at its default
       And another writer has stored 30 messages in the turns thread

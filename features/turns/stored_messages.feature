@@ -120,7 +120,7 @@ Feature: Turns: what a settled turn stores in the conversation
       When the turns script runs
       Then the turn "T1" settled completed
 
-    @TU-013 @TU-016
+    @TU-013 @TU-016 @with-second-run
     Scenario: Turns after a failed turn see two user messages in a row
       Given a root turn opened with an envelope "First try" that settles failed
       And a root turn opened with an envelope "Second try" that settles completed
@@ -147,7 +147,7 @@ Feature: Turns: what a settled turn stores in the conversation
         | stopped   |
         | truncated |
 
-    @TU-015
+    @TU-015 @with-second-run
     Scenario: Turns emit an open and a settle event for every turn
       Given a root turn opened with an envelope "Plan the trip" that spawns a child turn settling completed and settles completed
       And a root turn opened with the brief "Check the weather" that settles failed
@@ -163,7 +163,7 @@ Feature: Turns: what a settled turn stores in the conversation
 
   Rule: Messages, records and state are different kinds of data
 
-    @TU-032
+    @TU-032 @with-second-run
     Scenario: Turns keep records and state out of the conversation
       Given the turns state declares the block "plan" of type "string"
       And a root turn opened with an envelope "Draft a plan" that updates the block "plan" to "visit Lyon" and settles completed

@@ -135,7 +135,7 @@ Feature: Turns: turn records explain every settled turn
 
   Rule: continuesFrom is recorded
 
-    @TU-026 @turn-records
+    @TU-026 @turn-records @with-second-run
     Scenario: Turns record the turn they continue from
       Given a root turn opened with an envelope "Start the audit" that settles cut
       And a root turn continuing from "T1" opened with an envelope "Carry on" that settles completed
@@ -156,7 +156,7 @@ Feature: Turns: turn records explain every settled turn
       When the turns script runs
       Then the turn records of the turns thread have the ids "T2, T1, T3"
 
-    @TU-027 @turn-records
+    @TU-027 @turn-records @with-restart
     Scenario: Turns ids from the default counter collide after a restart
       Given a root turn opened with an envelope "before the restart" that settles completed
       And a root turn opened with an envelope "still before" that settles completed
@@ -165,7 +165,7 @@ Feature: Turns: turn records explain every settled turn
       When the turns script runs
       Then the turn records of the turns thread have the ids "T1, T2, T1"
 
-    @TU-028 @turn-records
+    @TU-028 @turn-records @with-restart
     Scenario: Turns ids from an injected generator stay unique across a restart
       Given turn ids come from the uuid generator
       And a root turn opened with an envelope "before the restart" that spawns a child turn settling completed and settles completed

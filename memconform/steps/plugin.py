@@ -66,6 +66,7 @@ from memconform.catalogue import load_catalogue
 from memconform.mutants import get_mutant
 from memconform.outcome_log import OutcomeLog, write_collected
 from memconform.pytest_entry import add_options
+from memconform.second_conditions import CONDITIONS, TAG_PREFIX
 from memconform.simulator.runtime import Runtime, Simulator
 from memconform.steps.common import (
     HOW_PASSED,
@@ -173,6 +174,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for tag in ("golden", "variant", "property", "slow"):
         config.addinivalue_line("markers", f"{tag}: memconform scenario tag")
     config.addinivalue_line("markers", "stress: a stress-size scenario, run after the others")
+    for condition in CONDITIONS:
+        config.addinivalue_line(
+            "markers", f"{TAG_PREFIX}{condition}: the row exercises this second condition"
+        )
     for capability in Capability:
         config.addinivalue_line("markers", f"{capability.value}: needs this store capability")
     for module in step_modules():
