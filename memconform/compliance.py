@@ -154,6 +154,9 @@ TARGETS: tuple[Target, ...] = (
     Target("langchain-postgresql", "langchain",
            "langchain+postgresql://{server}?schema=mcl_{run}",
            "LangChain: PostgresChatMessageHistory (langchain-postgres)", "postgresql"),
+    Target("langgraph-postgresql", "langgraph",
+           "langgraph+postgresql://{server}?schema=mcg_{run}",
+           "LangGraph: PostgresSaver checkpoints and PostgresStore", "postgresql"),
 )
 """Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
 reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
