@@ -11,12 +11,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
-from hypothesis import given
 from hypothesis.stateful import run_state_machine_as_test
 
 from memconform.adapters.contract import Capability
 from memconform.adapters.proxy import RecordingStore
-from memconform.properties.runs import GeneratedRun, check_run, generated_runs
+from memconform.properties.runs import RULES, run_property
 from memconform.properties.settings import SETTINGS
 from memconform.properties.store_model import (
     Divergence,
@@ -89,24 +88,19 @@ def test_keyed_data_answers_like_the_reference(
     _run(KeyedModel, store, request)
 
 
-_RUNS = ["SP-005", "SP-006", "SP-007", "SP-008", "SP-009", "SP-010", "SP-011", "SP-012",
-         "SP-023", "SP-025", "ST-003"]
+_RUNS = list(RULES)
 
 
 @_tagged(_RUNS)
 def test_generated_runs_persist_like_the_reference(
     runtime: Runtime, store: RecordingStore, request: pytest.FixtureRequest
 ) -> None:
-    """Generated save-policy runs (any rounds, texts, policy and failure point)
-    leave the store holding what the reference simulator leaves in the reference
-    store, and keep every save-policy invariant."""
+    """Generated save-policy scripts (one to three runs on a thread: inputs and
+    resumes, streamed or not, guardrails, approvals, failures, any texts and
+    policy) leave the store, the model and the caller with what the reference
+    simulator leaves them, and keep every save-policy invariant."""
     if "save-policy" not in runtime.profiles:
         pytest.skip("unsupported: the runtime does not execute the save-policy profile")
     thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
 
-    @SETTINGS[thoroughness]
-    @given(generated_runs())
-    def each(run: GeneratedRun) -> None:
-        check_run(run, runtime, store)
-
-    each()
+    run_property(runtime, store, SETTINGS[thoroughness])()

@@ -1,52 +1,74 @@
 """Generated save-policy runs: the runtime under test against the store under
 test, compared with the reference simulator on the reference store.
 
-A generated script has any number of tool rounds, any texts, any save policy
-and at most one failure (a model call that fails, or a tool that throws, which
-the run survives). Invariants checked on what the store holds afterwards, each
-naming its rules:
+A generated script (:mod:`memconform.properties.run_scripts`) has one to three
+runs on one thread: new inputs and resumes of a run suspended for approval,
+streamed or buffered, with guardrails that block, tools that throw, failing and
+retried model calls and run-end cancels. Everything is judged from what the
+kit observed: the store calls through its proxy, the fake model's requests and
+tools, and the events the caller was given (run ``n`` spans the timeline up to
+its ``outcome`` event); never from the runtime's own account of its runs.
+Invariants, each naming its rules, in the order they are checked:
 
-- under ``run``, a failed run stores nothing;
-- under ``turn``, only whole rounds are stored: never a part of the round that
-  failed;
-- under ``message``, the input and every round completed before the failure
-  survive;
-- every stored tool call sits in the same batch as its result;
-- every window is exactly the newest N stored messages, in order;
-- and the store holds what the reference holds after the reference run.
+- the caller is told one outcome per run (outcome, stage, error type) as the
+  reference tells it;
+- an input the guardrail blocked is neither stored nor shown to the model;
+- every message a run appends carries that run's one id, no other run's, and
+  rounds counted from 1 that never go back;
+- each run appends the same batches (roles, texts, rounds) as the reference,
+  e.g. under ``run`` a failed run nothing, under ``turn`` whole rounds only,
+  under ``message`` the input and each completed round at once, for a resume
+  the approval response and the tool result;
+- the model is shown at each call what the reference shows it (the stored
+  history, the run's own rounds, a resumed run's carried context), a new run
+  loads the history once and a resumed run does not reload it;
+- the tools that run are the reference's (none undone, none skipped);
+- streamed chunks spell what the model said, a buffered run has none, and the
+  same script buffered stores the same batches and tells the same outcomes;
+- ``record_error`` receives what the reference's receives (nothing when the
+  store does not declare ``errors``);
+- every stored tool call sits in the batch of its result (unless it waits for
+  approval), every window is the newest N stored messages, and the store holds
+  what the reference store holds.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import strategies as st
+from hypothesis import example, given, settings
 
+from memconform.adapters.contract import Capability
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
-from memconform.properties.strategies import message_texts
+from memconform.properties.run_scripts import EXPLICIT, GeneratedRun, PlannedRun, generated_runs
+from memconform.simulator.environment import ScriptError
 from memconform.simulator.runtime import Runtime, Simulator, observe
 from memconform.values import Message, same_value
 
-__all__ = ["GeneratedRun", "RunDivergence", "check_run", "generated_runs"]
+__all__ = [
+    "RULES", "GeneratedRun", "RunDivergence", "check_run", "generated_runs", "run_property",
+]
+
+RULES: tuple[str, ...] = (
+    "SP-001", "SP-003", "SP-004", "SP-005", "SP-006", "SP-007", "SP-008", "SP-009", "SP-010",
+    "SP-011", "SP-012", "SP-013", "SP-014", "SP-015", "SP-017", "SP-021", "SP-022", "SP-023",
+    "SP-024", "SP-025", "SP-026", "SP-027", "SP-028", "SP-029", "SP-030", "SP-031", "SP-032",
+    "ST-003",
+)
+"""Every rule an invariant of :func:`check_run` may name."""
 
 _RUN = uuid.uuid4().hex[:8]
 _threads = itertools.count(1)
-_text = message_texts(allow_nul=False, max_size=80)
-
-
-@dataclass(frozen=True)
-class GeneratedRun:
-    """One generated script and what it is expected to do."""
-
-    policy: str
-    rounds: int
-    failing_model_call: int | None
-    throwing_tool_round: int | None
-    script: dict[str, Any]
+_POLICY_RULES = {"message": ("SP-005", "SP-006", "SP-007", "SP-012"),
+                 "turn": ("SP-008", "SP-009"), "run": ("SP-010", "SP-011")}
+_OUTCOME_RULES = ("SP-004", "SP-019", "SP-023", "SP-024", "SP-026", "SP-027", "SP-032")
+_SPACE = re.compile(r"\s+")
 
 
 class RunDivergence(AssertionError):
@@ -60,51 +82,71 @@ class RunDivergence(AssertionError):
         self.observed = repr(observed)
 
 
-@st.composite
-def generated_runs(draw: st.DrawFn) -> GeneratedRun:
-    """A save-policy script with 0-3 tool rounds, a final answer and at most one failure."""
-    policy = draw(st.sampled_from(("message", "turn", "run")))
-    rounds = draw(st.integers(0, 3))
-    failing = draw(st.none() | st.integers(1, rounds + 1))
-    throwing = None if failing is not None else draw(st.none() | st.integers(1, max(rounds, 1)))
-    if rounds == 0:
-        throwing = None
-    steps: list[dict[str, Any]] = []
-    tools: dict[str, Any] = {}
-    for n in range(1, rounds + 1):
-        name = f"tool_{n}"
-        steps.append({
-            "reply": draw(_text),
-            "tool_calls": [{"id": f"call-{n}", "name": name, "args": {"n": n}}],
-        })
-        outcome: dict[str, Any] = {"result": draw(_text), "effect": f"effect {n}"}
-        if throwing == n:
-            outcome = {"fail": {"type": "ToolFailure", "message": draw(_text)}}
-        tools[name] = outcome
-    steps.append({"reply": draw(_text)})
-    if failing is not None:
-        steps[failing - 1] = {"fail": {"type": "ModelError", "message": "model unavailable"}}
-        del steps[failing:]
-    script = {
-        "schema": "memconform.script/1",
-        "profile": "save-policy",
-        "save_policy": policy,
-        "thread": "",
-        "runs": [{"input": draw(_text)}],
-        "model": {"agent": steps},
-        "tools": tools,
-        "hooks": {},
-    }
-    return GeneratedRun(policy, rounds, failing, throwing, script)
+@dataclass
+class RunView:
+    """One run as the kit observed it on the timeline."""
+
+    batches: list[list[dict[str, Any]]] = field(default_factory=list)
+    loads: int = 0
+    requests: list[list[tuple[str, str]]] = field(default_factory=list)
+    waiting: set[str] = field(default_factory=set)
+    tools: list[str] = field(default_factory=list)
+    chunks: str = ""
+    outcome: tuple[Any, Any, Any] | None = None
+    records: list[list[str]] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
+
+    def stored(self) -> list[list[tuple[Any, Any, Any]]]:
+        """The appended batches as (role, text, round) per message."""
+        return [[(m.get("role"), m.get("text"), m.get("round")) for m in b]
+                for b in self.batches]
 
 
-def _fresh(run: GeneratedRun) -> dict[str, Any]:
+def run_views(entries: Sequence[Mapping[str, Any]], thread: str) -> list[RunView]:
+    """The runs of one script, split at each ``outcome`` event the caller got."""
+    views = [RunView()]
+    for e in entries:
+        view, kind, name = views[-1], e.get("kind"), e.get("name")
+        args = e.get("args") or [None]
+        if kind == "store" and args[0] == thread and name == "record_error":
+            record = args[1] if isinstance(args[1], Mapping) else {}
+            view.records.append([str(m.get("role")) for m in record.get("messages", [])])
+        elif kind == "store" and args[0] == thread and "raised" not in e:
+            if name == "append":
+                view.batches.append([dict(m) for m in args[1]])
+                view.order.append("append " + ",".join(str(m.get("role")) for m in args[1]))
+            elif name == "messages":
+                view.loads += 1
+        elif kind == "model":
+            request = e.get("request")
+            messages = request.get("messages") if isinstance(request, Mapping) else None
+            view.requests.append([(str(m.get("role")), str(m.get("text")))
+                                  for m in messages or [] if isinstance(m, Mapping)])
+            response = e.get("response")
+            for call in (response or {}).get("tool_calls") or []:
+                if isinstance(call, Mapping) and call.get("needs_approval"):
+                    view.waiting.add(str(call.get("id")))
+        elif kind == "tool":
+            view.tools.append(str(name))
+            view.order.append(f"tool {name}")
+        elif kind == "event" and name == "chunk":
+            view.chunks += _SPACE.sub("", str(e.get("text", "")))
+        elif kind == "event" and name == "outcome":
+            error = e.get("error")
+            view.outcome = (e.get("outcome"), e.get("stage"),
+                            error.get("type") if isinstance(error, Mapping) else error)
+            views.append(RunView())
+    if views[-1] == RunView():
+        views.pop()
+    return views
+
+
+def _fresh(run: GeneratedRun, *, buffered: bool = False) -> dict[str, Any]:
     thread = f"genrun{_RUN}-{next(_threads)}"
-    return {**run.script, "thread": thread}
-
-
-def _rounds(messages: list[Message]) -> set[int]:
-    return {m.round for m in messages if m.round is not None}
+    script = {**run.script, "thread": thread}
+    if buffered:
+        script["runs"] = [{**r, "stream": False} for r in script["runs"]]
+    return script
 
 
 def _check(rules: tuple[str, ...], what: str, expected: Any, observed: Any) -> None:
@@ -112,44 +154,107 @@ def _check(rules: tuple[str, ...], what: str, expected: Any, observed: Any) -> N
         raise RunDivergence(rules, what, expected, observed)
 
 
+def _execute(run: GeneratedRun, runtime: Runtime, store: RecordingStore,
+             script: dict[str, Any]) -> list[RunView]:
+    first = len(store.timeline)
+    try:
+        observation = observe(runtime, script, store)
+    except ScriptError as problem:
+        rules = tuple(sorted({r for p in run.runs for r in p.rules()}
+                             | set(_POLICY_RULES[run.effective_policy])))
+        raise RunDivergence(rules, "the runtime went off the script", "the scripted calls",
+                            str(problem)) from problem
+    return run_views(list(observation["timeline"])[first:], script["thread"])
+
+
+def _reference(script: dict[str, Any]) -> tuple[list[RunView], list[Message]]:
+    reference_store = RecordingStore(MemoryStore())
+    try:
+        observation = observe(Simulator(), script, reference_store)
+        return (run_views(observation["timeline"], script["thread"]),
+                reference_store.messages(script["thread"]))
+    finally:
+        reference_store.close()
+
+
+def _run_rules(run: GeneratedRun, plan: PlannedRun) -> tuple[str, ...]:
+    extra = ("SP-001",) if run.policy is None else ()
+    return (*_POLICY_RULES[run.effective_policy], *plan.rules(), *extra)
+
+
+def _check_run_ids(views: list[RunView]) -> None:
+    seen: dict[Any, int] = {}
+    for n, view in enumerate(views, 1):
+        messages = [m for b in view.batches for m in b]
+        ids = {m.get("run_id") for m in messages}
+        _check(("SP-030",), f"run ids on the messages run {n} appended", 1 if messages else 0,
+               len(ids))
+        for run_id in ids:
+            _check(("SP-030",), f"the run that first appended run id {run_id!r}", n,
+                   seen.setdefault(run_id, n))
+        rounds = [m.get("round") for m in messages]
+        _check(("SP-030",), f"rounds of run {n}'s messages count from 1 and never go back",
+               sorted(rounds, key=lambda r: (r is None, r or 0)), rounds)
+        if rounds:
+            _check(("SP-030",), f"first round of run {n}", True,
+                   isinstance(rounds[0], int) and rounds[0] >= 1)
+
+
+def _check_each_run(run: GeneratedRun, views: list[RunView], expected: list[RunView],
+                    errors: bool) -> None:
+    _check(_OUTCOME_RULES, "what each run's caller was told (outcome, stage, error type)",
+           [v.outcome for v in expected], [v.outcome for v in views])
+    for n, (plan, view) in enumerate(zip(run.runs, views, strict=True), 1):
+        if plan.end == "input-blocked":
+            _check(("SP-004",), f"run {n}, blocked at input, appends and asks nothing",
+                   ([], []), (view.batches, view.requests))
+    _check_run_ids(views)
+    for n, (plan, view, ref) in enumerate(zip(run.runs, views, expected, strict=True), 1):
+        rules = _run_rules(run, plan)
+        _check((*rules, "SP-030"), f"what run {n} ({plan.kind}, ends {plan.end}) appended, "
+               "batch by batch (role, text, round)", ref.stored(), view.stored())
+        _check(("SP-022", "SP-023", "SP-024", "SP-027", "SP-028"),
+               f"the tools run during run {n}", ref.tools, view.tools)
+        _check(("SP-006", "SP-025", *(("SP-028",) if plan.kind == "resume" else ())),
+               f"the order of run {n}'s appends and tool runs", ref.order, view.order)
+        _check(("SP-003", "SP-031", *(("SP-028",) if plan.kind == "resume" else ())),
+               f"what the model was shown at each call of run {n}", ref.requests, view.requests)
+        _check(("SP-028",) if plan.kind == "resume" else ("SP-031",),
+               f"loads of the thread's history during run {n}", ref.loads, view.loads)
+        _check(("SP-029",), f"what run {n}'s chunks spell (streamed: {plan.stream})",
+               ref.chunks, view.chunks)
+        if errors:
+            _check(("SP-013", "SP-014", "SP-015"),
+                   f"roles of each record_error call of run {n}", ref.records, view.records)
+        else:
+            _check(("SP-017",), f"record_error calls of run {n} (errors not declared)",
+                   [], view.records)
+        for batch in view.batches:
+            calls = {p["id"] for m in batch for p in m.get("parts", [])
+                     if isinstance(p, Mapping) and p.get("type") == "tool_call"}
+            results = {p.get("call_id") for m in batch for p in m.get("parts", [])
+                       if isinstance(p, Mapping) and p.get("type") == "tool_result"}
+            _check(("SP-006", "SP-025"), "every stored tool call is in the batch of its result",
+                   set(), calls - results - view.waiting)
+
+
 def check_run(run: GeneratedRun, runtime: Runtime, store: RecordingStore) -> None:
     """Execute ``run`` on ``runtime`` against ``store`` and on the reference, and
     raise :class:`RunDivergence` naming the rules of the first broken invariant."""
     script = _fresh(run)
     thread = script["thread"]
-    first_entry = len(store.timeline)
-    observe(runtime, script, store)
+    views = _execute(run, runtime, store, script)
     stored = store.messages(thread)
+    expected, reference_messages = _reference(script)
 
-    reference_store = RecordingStore(MemoryStore())
-    try:
-        observe(Simulator(), script, reference_store)
-        expected = reference_store.messages(thread)
-    finally:
-        reference_store.close()
+    _check_each_run(run, views, expected, store.has(Capability.ERRORS))
 
-    failed = run.failing_model_call is not None
-    if run.policy == "run" and failed:
-        _check(("SP-011",), "a failed run under run stores nothing", [], stored)
-    if run.policy == "turn" and failed:
-        completed = set(range(1, run.failing_model_call or 1))
-        _check(("SP-009",), "rounds stored under turn (whole rounds only)",
-               completed, _rounds(stored))
-    if run.policy == "message" and failed:
-        roles = [m.role for m in stored]
-        _check(("SP-005", "SP-012"), "the input and completed rounds survive under message",
-               ["user"] + ["assistant", "tool"] * ((run.failing_model_call or 1) - 1), roles)
-
-    for entry in store.timeline.entries[first_entry:]:
-        if entry.kind != "store" or entry.name != "append":
-            continue
-        batch = entry.data["args"][1]
-        calls = {p["id"] for m in batch for p in m.get("parts", [])
-                 if isinstance(p, dict) and p.get("type") == "tool_call"}
-        results = {p.get("call_id") for m in batch for p in m.get("parts", [])
-                   if isinstance(p, dict) and p.get("type") == "tool_result"}
-        _check(("SP-006", "SP-025"), "every stored tool call is in the batch of its result",
-               set(), calls - results)
+    if any(plan.stream for plan in run.runs):
+        buffered = _execute(run, runtime, store, _fresh(run, buffered=True))
+        _check(("SP-029",), "a streamed script against the same script buffered "
+               "(batches and outcomes of each run)",
+               [(v.stored(), v.outcome) for v in buffered],
+               [(v.stored(), v.outcome) for v in views])
 
     for limit in range(len(stored) + 2):
         window = store.messages(thread, limit)
@@ -159,7 +264,30 @@ def check_run(run: GeneratedRun, runtime: Runtime, store: RecordingStore) -> Non
     def comparable(messages: list[Message]) -> list[tuple[str, str, int | None]]:
         return [(m.role, m.text, m.round) for m in messages]
 
-    rules = {"message": ("SP-005", "SP-006", "SP-007", "SP-012"),
-             "turn": ("SP-008", "SP-009"), "run": ("SP-010", "SP-011")}[run.policy]
-    _check((*rules, "SP-023"), f"what the store holds after the run under {run.policy}",
-           comparable(expected), comparable(stored))
+    rules = sorted({r for plan in run.runs for r in _run_rules(run, plan)})
+    _check((*rules, "SP-023"), f"what the store holds after the script under "
+           f"{run.effective_policy}", comparable(reference_messages), comparable(stored))
+
+
+def run_property(
+    runtime: Runtime, store: RecordingStore, chosen: settings,
+    failed: Callable[[GeneratedRun], None] | None = None,
+) -> Callable[[], None]:
+    """The Hypothesis search of :func:`check_run` under ``chosen`` settings: the
+    :data:`~memconform.properties.run_scripts.EXPLICIT` scripts first (already
+    minimal, so not shrunk), then generated ones; ``failed`` is told every script
+    that breaks an invariant (the last one told is the shrunk counterexample)."""
+
+    @chosen
+    @given(generated_runs())
+    def each(run: GeneratedRun) -> None:
+        try:
+            check_run(run, runtime, store)
+        except RunDivergence:
+            if failed is not None:
+                failed(run)
+            raise
+
+    for script in EXPLICIT:
+        each = example(script)(each)
+    return each
