@@ -1,0 +1,114 @@
+"""The generated save-policy runs against every save-policy mutant: which ones the
+property catches (naming a rule the mutant breaks, with a small counterexample),
+and why the others are out of its reach.
+
+Each mutant is searched in-process with the ``fast`` settings, as the suite
+runs the property: the explicit scripts first, then generated ones, shrunk.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memconform.adapters.memory import MemoryStore
+from memconform.adapters.proxy import RecordingStore
+from memconform.mutants import Mutant
+from memconform.mutants import save_policy as save_policy_mutants
+from memconform.properties.run_scripts import EXPLICIT, GeneratedRun, generated_runs
+from memconform.properties.runs import RunDivergence, run_property
+from memconform.properties.settings import SETTINGS
+from memconform.simulator.runtime import Simulator
+from tests.bad_store_adapters import core_only
+
+MUTANTS = {m.name: m for m in save_policy_mutants.MUTANTS}
+
+NOT_CAUGHT: dict[str, str] = {
+    "sp-failed-append-swallowed": "needs a store that refuses an append; the generated "
+                                  "scripts never make the store refuse (the failure-point "
+                                  "scenarios do)",
+}
+"""Save-policy mutants the generated runs do not catch, and why."""
+
+CORE_ONLY = {"sp-record-error-ignores-capability"}
+"""Mutants searched against a store that declares no ``errors`` capability: the
+broken behaviour shows only there."""
+
+ONE_RUN = {
+    "sp-default-turn", "sp-run-stores-failed-run", "sp-turn-flushes-unfinished-round",
+    "sp-record-error-without-input", "sp-zero-based-rounds", "sp-tool-error-hook-ignored",
+    "sp-tool-error-terminate-fails-run", "sp-run-end-cancel-ignored", "sp-tool-failure-fails-run",
+    "sp-record-error-ignores-capability",
+}
+"""Mutants one run is enough to catch: their counterexample must have one run."""
+
+CAUGHT = sorted(set(MUTANTS) - set(NOT_CAUGHT))
+
+
+def _search(mutant: Mutant) -> tuple[RunDivergence, GeneratedRun] | None:
+    inner = core_only() if mutant.name in CORE_ONLY else MemoryStore()
+    if mutant.kind == "store":
+        store, runtime = RecordingStore(mutant.build(inner)), Simulator()
+    else:
+        store, runtime = RecordingStore(inner), mutant.build()
+    failing: list[GeneratedRun] = []
+    try:
+        run_property(runtime, store, SETTINGS["fast"], failing.append)()
+    except RunDivergence as found:
+        return found, failing[-1]
+    finally:
+        store.close()
+    return None
+
+
+def test_every_save_policy_mutant_is_listed() -> None:
+    assert set(NOT_CAUGHT) <= set(MUTANTS)
+    assert set(CAUGHT) >= ONE_RUN
+    assert set(MUTANTS) >= CORE_ONLY
+
+
+def test_the_reference_passes_against_a_store_without_errors() -> None:
+    store = RecordingStore(core_only())
+    try:
+        run_property(Simulator(), store, SETTINGS["fast"])()
+    finally:
+        store.close()
+
+
+def test_the_explicit_scripts_meet_every_second_condition() -> None:
+    plans = [p for run in EXPLICIT for p in run.runs]
+    assert {p.end for p in plans} >= {"completed", "input-blocked", "output-blocked", "failed",
+                                      "cancelled", "suspended"}
+    assert {p.kind for p in plans} == {"input", "resume"}
+    assert any(p.stream for p in plans)
+    assert {p.approved for p in plans} >= {True, False}
+    assert {run.policy for run in EXPLICIT} == {"message", "turn", "run"}
+
+
+def test_generated_scripts_keep_to_the_schema() -> None:
+    from hypothesis import given
+
+    from memconform.simulator.save_policy_script import parse_script
+
+    @SETTINGS["fast"]
+    @given(generated_runs())
+    def each(run: GeneratedRun) -> None:
+        parsed = parse_script({**run.script, "thread": "t"})
+        assert len(parsed.runs) == len(run.runs)
+
+    each()
+
+
+@pytest.mark.parametrize("name", CAUGHT)
+def test_the_generated_runs_catch_the_mutant(name: str) -> None:
+    mutant = MUTANTS[name]
+    found = _search(mutant)
+    assert found is not None, f"the generated runs did not catch {name}"
+    divergence, run = found
+    if mutant.kind == "runtime":
+        assert set(divergence.rules) & mutant.kills, (divergence.rules, mutant.kills)
+    assert len(run.runs) <= (1 if name in ONE_RUN else 2), run.script
+
+
+@pytest.mark.parametrize("name", sorted(NOT_CAUGHT))
+def test_the_listed_gaps_are_still_gaps(name: str) -> None:
+    assert _search(MUTANTS[name]) is None, f"{name} is caught now: move it to the caught list"
