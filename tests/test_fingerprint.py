@@ -34,6 +34,8 @@ OUTSIDE_THE_PROJECTION = {
     "sp-zero-based-rounds": "rounds are values the runtime stamps (SP-030), never compared",
     "sp-resume-reloads-history": "the reloaded history is thrown away: nothing stored, shown "
                                  "to the model or to the caller changes (SP-028's load count)",
+    "sp-rounds-across-runs": "rounds are values the runtime stamps (SP-030), never compared",
+    "sp-run-error-hook-replaces-error": "no point's run_error hook fails (SP-016)",
 }
 """Save-policy mutants whose only change the fingerprint does not compare, and why."""
 

@@ -68,6 +68,13 @@ Feature: Save-policy failure records are kept apart from the transcript
         | turn    | record_error | user,assistant,tool | ModelError |
         | run     | record_error | user,assistant,tool | ModelError |
 
+      @SP-016 @SP-013
+      Examples: the run_error hook itself fails
+        | policy  | point          | roles               | error      |
+        | message | run_error hook | user,assistant,tool | ModelError |
+        | turn    | run_error hook | user,assistant,tool | ModelError |
+        | run     | run_error hook | user,assistant,tool | ModelError |
+
     @errors @SP-020 @SP-013 @with-store-refusal
     Scenario Outline: Save-policy <policy> run whose final append is refused reports the failure in order
       Given the save-policy store keeps error records

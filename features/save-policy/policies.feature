@@ -109,6 +109,22 @@ Feature: Save policies decide when a run's messages reach the store
         | turn    |
         | run     |
 
+    @SP-030 @with-second-run
+    Scenario Outline: Save-policy <policy> messages of two runs carry each run's own id and rounds from 1
+      Given a save-policy agent with the "<policy>" save policy
+      And a later save-policy run sends "Thanks!" and gets the answer "You are welcome."
+      When the save-policy script is executed
+      Then save-policy run 2 ends "completed"
+      And every stored save-policy message carries its run id and a round counted from 1
+      And the stored save-policy messages belong to the runs "1,1,1,1,2,2"
+      And the stored save-policy rounds are "1,1,1,2,1,1"
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
+
   Rule: a run sees the stored history first, then its own new messages
 
     @SP-031 @SP-012 @with-second-run

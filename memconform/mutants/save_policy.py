@@ -311,6 +311,48 @@ class _ZeroBasedRounds(SavePolicyExecutor):
             run.round += 1
 
 
+class _RunIdPerThread(SavePolicyExecutor):
+    """Every run of the thread reuses the first run's id."""
+
+    first_run_id: str | None = None
+
+    def body(self, run: RunState) -> dict[str, JSONValue]:
+        if self.first_run_id is None:
+            self.first_run_id = run.run_id
+        run.run_id = self.first_run_id
+        return super().body(run)
+
+
+class _RoundsAcrossRuns(SavePolicyExecutor):
+    """Rounds go on counting from the previous run instead of starting at 1."""
+
+    next_round = 1
+
+    def body(self, run: RunState) -> dict[str, JSONValue]:
+        run.round = self.next_round
+        try:
+            return super().body(run)
+        finally:
+            self.next_round = run.round + 1
+
+
+class _RunErrorHookReplacesError(SavePolicyExecutor):
+    """A failing run_error hook's error replaces the run's error."""
+
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        error: dict[str, JSONValue] = failure.error
+        reported = error
+        try:
+            self.env.hook("run_error", {"run_id": run.run_id, "error": error})
+        except ScriptedFailure as exc:
+            reported = {"type": exc.type_name,
+                        **{k: v for k, v in exc.error.items() if k != "type"}}
+        if self.records_errors():
+            with contextlib.suppress(StoreError):
+                self.gateway.record_error(self.error_record(run, error))
+        return self.report(run, "cancelled" if failure.cancelled else "failed", error=reported)
+
+
 class _HistoryNotLoaded(SavePolicyExecutor):
     def load_history(self, run: RunState) -> list[Message]:
         super().load_history(run)
@@ -465,6 +507,14 @@ MUTANTS: list[Mutant] = [
              {"SP-029"}, _StreamingDropsAnswer),
     _runtime("sp-zero-based-rounds", "Rounds are counted from 0.",
              {"SP-030"}, _ZeroBasedRounds),
+    _runtime("sp-run-id-per-thread", "Every run of a thread carries the first run's id.",
+             {"SP-030"}, _RunIdPerThread),
+    _runtime("sp-rounds-across-runs",
+             "Rounds go on counting from the previous run instead of starting at 1.",
+             {"SP-030"}, _RoundsAcrossRuns),
+    _runtime("sp-run-error-hook-replaces-error",
+             "A failing run_error hook's error replaces the run's error.",
+             {"SP-016"}, _RunErrorHookReplacesError),
     _runtime("sp-history-not-loaded", "The model never sees the stored history.",
              {"SP-031"}, _HistoryNotLoaded),
     _runtime("sp-failed-append-swallowed",

@@ -109,6 +109,15 @@ def _cancel(call: int) -> Callable[[dict[str, Any]], None]:
     return apply
 
 
+def _both(
+    first: Callable[[dict[str, Any]], None], second: Callable[[dict[str, Any]], None]
+) -> Callable[[dict[str, Any]], None]:
+    def apply(script: dict[str, Any]) -> None:
+        first(script)
+        second(script)
+    return apply
+
+
 @dataclass(frozen=True)
 class StoreRefusals:
     """Store calls the kit makes fail: the ``append`` calls numbered in
@@ -160,9 +169,13 @@ FAILURE_POINTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "first append": lambda script: None,
     "last append": lambda script: None,
     "record_error": _model_fails(2),
+    "run_error hook": _both(
+        _model_fails(2), _hook("run_error", {"fail": _error("HookError", "run_error hook broke")})
+    ),
 }
 """How the script makes a run meet each failure point ("none" and "tool" do not
-fail the run: a tool that throws becomes the tool result). The store's own
+fail the run: a tool that throws becomes the tool result; "run_error hook" is a
+later model call failing whose ``run_error`` hook then fails too). The store's own
 refusals (``first append``, ``last append``, ``record_error``) come from the
 store the kit hands the runtime (:func:`store_refusals`)."""
 
@@ -235,6 +248,9 @@ EXPECTED: dict[str, dict[str, Expectation]] = {
     ),
     "last append": _row(_UAT, "[user,assistant,tool]", "none", "failed", "StoreError", _ALL),
     "record_error": _row(
+        _UAT, "[user,assistant,tool]", "none", "failed", "ModelError", "user,assistant,tool"
+    ),
+    "run_error hook": _row(
         _UAT, "[user,assistant,tool]", "none", "failed", "ModelError", "user,assistant,tool"
     ),
 }

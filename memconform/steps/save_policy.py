@@ -520,6 +520,21 @@ def sp_rounds(sp_observation: dict[str, Any], rounds: str) -> None:
     expect_equal("rounds of the appended messages", rounds, observed)
 
 
+@then(parsers.parse('the stored save-policy messages belong to the runs "{runs}"'))
+@decides("SP-030")
+def sp_run_ids_per_run(sp_observation: dict[str, Any], runs: str) -> None:
+    """``runs`` numbers the run (1-based, script order) that made each appended
+    message, in append order: messages of one run carry one run id, that run's
+    own (the id the caller was given for it), and no two runs share an id."""
+    labels = [int(n) for n in runs.split(",")]
+    stored = [m for b in appended_batches(sp_observation, _thread(sp_observation)) for m in b]
+    expect_equal("number of appended messages", len(labels), len(stored))
+    reported = {n: _run(sp_observation, n).get("run_id") for n in sorted(set(labels))}
+    expect_equal("distinct run ids of the runs", len(reported), len(set(reported.values())))
+    expected = [reported[n] for n in labels]
+    expect_equal("run id of each appended message", expected, [m.get("run_id") for m in stored])
+
+
 @then("the stored save-policy answer is not the model's own text")
 @decides("SP-007", "SP-026")
 def sp_answer_not_raw(sp_observation: dict[str, Any]) -> None:
