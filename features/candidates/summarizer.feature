@@ -38,6 +38,21 @@ Feature: Candidates: a summarizer ahead of the commander, run once per input
         | 120       | 121    | 1     |
 
     @CA-010
+    Scenario Outline: Candidates count a Greek prompt with emoji in characters: <length> against a threshold of <threshold>
+      Given a candidates package whose summary threshold is <threshold>
+      And candidates request "r1" sends input "ep-1" with a Greek history making its commander prompt <length> characters long, instruction "Σχέδιο για το ταξίδι 🗺" and 1 candidate
+      And the summarizer replies "Ο χρήστης ρώτησε για τα πλοία." in call order
+      And the commander replies "Ορίστε ένα σχέδιο." in call order
+      When the candidates package answers the requests
+      Then the summarizer is called <calls> times for input "ep-1" of request "r1"
+
+      Examples: letters of two bytes and emoji of four
+        | threshold   | length | calls |
+        | 200         | 200    | 0     |
+        | 200         | 201    | 1     |
+        | the default | 5000   | 0     |
+
+    @CA-010
     Scenario: Candidates send a prompt of exactly the threshold to the commander unchanged
       Given a candidates package with the default summary threshold
       And candidates request "r1" sends input "ep-1" with a history making its commander prompt 5000 characters long, instruction "Plan the trip." and 1 candidate

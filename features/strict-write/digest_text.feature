@@ -114,6 +114,13 @@ Feature: Strict-write error digest text is short, specific and safe
       Then the strict-write task error of turn 1 is at most 200 characters
       And the strict-write task error of turn 1 contains "Task 'eddi://ai.labs.llm' failed: The upstream inventory service"
 
+    @SW-022 @commit-flags
+    Scenario: Strict-write digest of a long Greek reason with emoji is cut at 200 characters, not bytes
+      Given the strict-write task "ai.labs.llm" fails on its next call with "Η υπηρεσία αποθήκης απάντησε με σφάλμα επικύρωσης για κάθε πεδίο της παραγγελίας 📦, πρώτα τον πελάτη 👤, μετά την αποστολή 🚚, μετά τη χρέωση 💳 και τέλος όλα τα είδη της παραγγελίας 🧾 ένα προς ένα, χωρίς καμία εξαίρεση"
+      When the strict-write agent answers "hello"
+      Then the strict-write task error of turn 1 is at most 200 characters
+      And the strict-write task error of turn 1 contains "μετά τη χρέωση 💳 και τέλος όλα τα είδη..."
+
     @SW-023 @commit-flags
     Scenario: Strict-write digest never keeps a fragment of a key split by the cut
       Given the strict-write task "ai.labs.llm" fails on its next call with "The provider refused the call because the organisation on the account is suspended for billing reasons and every retry was refused as well, key sk-Q7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J3k4L5z6X7c8V9b0N1m2 was used"

@@ -102,6 +102,22 @@ Feature: Turns: what a settled turn stores in the conversation
 
   Rule: The fit check runs after the user message is stored
 
+    The context counts the brief and the stored user message: an envelope of
+    ten characters (Greek letters of two bytes and an emoji of four) makes a
+    context of twenty characters and forty-two UTF-8 bytes.
+
+    @TU-014
+    Scenario Outline: Turns count a Greek envelope with an emoji in characters against a budget of <budget>
+      Given the turns context budget is <budget> characters
+      And a root turn opened with an envelope "Καλημέρα 🌍" that settles completed
+      When the turns script runs
+      Then the turn "T1" settled <outcome>
+
+      Examples: at and just under the context's size in characters
+        | budget | outcome   |
+        | 20     | completed |
+        | 19     | refused   |
+
     @TU-014 @TU-013
     Scenario: Turns over the context budget are refused and keep their user message
       Given the turns context budget is 20 characters

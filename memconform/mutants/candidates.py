@@ -198,6 +198,14 @@ class ThresholdInclusive(Package):
         return len(prompt.text) >= self.config.summary_threshold and bool(memory["history"])
 
 
+class ThresholdInBytes(Package):
+    """Measures the commander prompt in UTF-8 bytes instead of characters."""
+
+    def needs_summary(self, prompt: Prompt, memory: Mapping[str, JSONValue]) -> bool:
+        size = len(prompt.text.encode("utf-8"))
+        return size > self.config.summary_threshold and bool(memory["history"])
+
+
 class EmptyHistorySummarized(Package):
     """Calls the summarizer on a long prompt even when there is no history."""
 
@@ -379,6 +387,7 @@ MUTANTS: list[Mutant] = [
     _mutant("candidates-unknown-keys-dropped", UnknownKeysDropped, "CA-007"),
     _mutant("candidates-incompatible-mixed", IncompatibleMemoryMixed, "CA-008"),
     _mutant("candidates-threshold-inclusive", ThresholdInclusive, "CA-010"),
+    _mutant("candidates-threshold-in-bytes", ThresholdInBytes, "CA-010"),
     _mutant("candidates-empty-history-summarized", EmptyHistorySummarized, "CA-011"),
     _mutant("candidates-summarizer-sees-instruction", SummarizerSeesInstruction, "CA-012"),
     _mutant("candidates-history-kept", HistoryKeptAfterSummary, "CA-013"),

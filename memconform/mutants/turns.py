@@ -9,6 +9,7 @@ whose scenarios must reject the mutant.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -127,6 +128,23 @@ class _PartialOutputHidden(TurnsRuntime):
 class _FitCheckSkipped(TurnsRuntime):
     def _over_budget(self, view: Mapping[str, Any]) -> bool:
         return False
+
+
+class _BudgetInBytes(TurnsRuntime):
+    """Measures the context in UTF-8 bytes instead of characters."""
+
+    def _over_budget(self, view: Mapping[str, Any]) -> bool:
+        budget = self.config.context_budget
+        if budget is None:
+            return False
+        size = len(str(view.get("brief", "")).encode("utf-8"))
+        size += sum(len(str(h.get("text", "")).encode("utf-8")) for h in view.get("history", []))
+        size += sum(
+            len(json.dumps(s.get("value"), sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False).encode("utf-8"))
+            for s in view.get("state", [])
+        )
+        return size > budget
 
 
 class _NoOpenEvents(TurnsRuntime):
@@ -415,6 +433,9 @@ MUTANTS: list[Mutant] = [
     _runtime("turns-fit-check-skipped",
              "runs turns whose context is over the budget",
              {"TU-014"}, _FitCheckSkipped),
+    _runtime("turns-budget-in-bytes",
+             "measures the context for the fit check in UTF-8 bytes, not characters",
+             {"TU-014"}, _BudgetInBytes),
     _runtime("turns-no-open-events",
              "emits no event when a turn opens",
              {"TU-015"}, _NoOpenEvents),

@@ -285,6 +285,8 @@ class DigestRules:
     secret filter's families applied (see
     :mod:`memconform.simulator.secret_filter`); ``error-type`` among them means the
     error type, when it stands in for the reason, is cleaned too.
+    ``cut_in_bytes`` counts the 200 in UTF-8 bytes instead of characters (a
+    mutant's bug that only non-ASCII text shows).
     """
 
     secret_filter: bool = True
@@ -296,6 +298,7 @@ class DigestRules:
     provider_body: bool = True
     redact_before_cut: bool = True
     cap_whole_text: bool = True
+    cut_in_bytes: bool = False
 
 
 SEED_RULES = DigestRules()
@@ -363,7 +366,13 @@ def task_uri(task_name: str) -> str:
     return task_name if task_name.startswith("eddi://") else f"eddi://{task_name}"
 
 
-def _cut(value: str, limit: int) -> str:
+def _cut(value: str, limit: int, in_bytes: bool = False) -> str:
+    if in_bytes:
+        data = value.encode("utf-8")
+        if len(data) <= limit:
+            return value
+        kept = data[: limit - len(_ELLIPSIS)].decode("utf-8", errors="ignore")
+        return kept.rstrip() + _ELLIPSIS
     if len(value) <= limit:
         return value
     return value[: limit - len(_ELLIPSIS)].rstrip() + _ELLIPSIS
@@ -375,9 +384,9 @@ def digest_text(task_name: str, error: Error, rules: DigestRules = SEED_RULES) -
     prefix = f"Task '{task_uri(task_name)}' failed: "
     reason = failure_reason(error, rules)
     if rules.cap_whole_text:
-        result = _cut(prefix + reason, MAX_DIGEST_LENGTH)
+        result = _cut(prefix + reason, MAX_DIGEST_LENGTH, rules.cut_in_bytes)
     else:
-        result = prefix + _cut(reason, MAX_DIGEST_LENGTH)
+        result = prefix + _cut(reason, MAX_DIGEST_LENGTH, rules.cut_in_bytes)
     if not rules.redact_before_cut and rules.secret_filter:
         result = _redact(result, rules)
     return result

@@ -306,20 +306,30 @@ def _send_long_instruction(
 
 @given(
     parsers.re(
-        _SENDS + r"a history making its commander prompt (?P<size>\d+) characters long, " + _FOR
+        _SENDS + r"a (?P<script>Greek )?history making its commander prompt (?P<size>\d+) "
+        r"characters long, " + _FOR
     ),
     converters={"size": int, "n": int},
 )
 def _send_sized_history(
-    candidates_script: CandidatesScript, rid: str, iid: str, size: int, text: str, n: int
+    candidates_script: CandidatesScript, rid: str, iid: str, size: int, text: str, n: int,
+    script: str | None = None,
 ) -> None:
     """The history holds one exchange padded so that the rendered commander prompt
-    (the format of the reference package) has exactly ``size`` characters."""
+    (the format of the reference package) has exactly ``size`` characters. A
+    ``Greek`` history is written in Greek letters padded with letters and emoji
+    (two and four UTF-8 bytes each, an emoji two UTF-16 units), so a package
+    measuring bytes or UTF-16 units instead of characters miscounts it."""
+    greek = bool(script)
+
     def memory(pad: int) -> dict[str, JSONValue]:
+        ask = "Πες μου για τα πλοία 🚢" if greek else "Tell me about the ferries."
+        padding = ("ώ🚢" * pad)[:pad] if greek else "." * pad
+        answer = "Φεύγουν κάθε ώρα ⛴" if greek else "They leave every hour."
         return {
             "history": [
-                {"role": "user", "content": "Tell me about the ferries." + "." * pad},
-                {"role": "assistant", "content": "They leave every hour."},
+                {"role": "user", "content": ask + padding},
+                {"role": "assistant", "content": answer},
             ]
         }
 
