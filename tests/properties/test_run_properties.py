@@ -26,6 +26,9 @@ NOT_CAUGHT: dict[str, str] = {
     "sp-failed-append-swallowed": "needs a store that refuses an append; the generated "
                                   "scripts never make the store refuse (the failure-point "
                                   "scenarios do)",
+    "sp-run-error-hook-replaces-error": "needs a run_error hook that fails; the generated "
+                                        "scripts never script that hook (the failure-point "
+                                        "scenarios do)",
 }
 """Save-policy mutants the generated runs do not catch, and why."""
 
