@@ -165,6 +165,36 @@ def test_the_adapter_adds_no_check_the_session_lacks(store: AgentsSessionStore) 
     assert _ids(_read(store, "t", -1)) == ["m0", "m1", "m0"]
 
 
+class _LimitRefused(Exception):
+    """What SQLAlchemy raises when PostgreSQL refuses a negative LIMIT: a
+    DBAPIError whose driver error carries SQLSTATE 2201W."""
+
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__("LIMIT must not be negative")
+        self.orig = type("DriverError", (Exception,), {"sqlstate": sqlstate})()
+
+
+class _RefusingSession:
+    def __init__(self, sqlstate: str) -> None:
+        self.sqlstate = sqlstate
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        raise _LimitRefused(self.sqlstate)
+
+
+def test_the_databases_refusal_of_a_negative_limit_is_the_contracts_value_error() -> None:
+    store = AgentsSessionStore(lambda thread_id: _RefusingSession("2201W"))
+    with pytest.raises(ValueError, match="refused limit -1") as caught:
+        _read(store, "t", -1)
+    assert isinstance(caught.value.__cause__, _LimitRefused)
+    # only that refusal, only for a negative limit: anything else passes as raised
+    with pytest.raises(_LimitRefused):
+        _read(store, "t", 3)
+    other = AgentsSessionStore(lambda thread_id: _RefusingSession("42P01"))
+    with pytest.raises(_LimitRefused):
+        _read(other, "t", -1)
+
+
 def test_a_new_store_on_the_same_url_reads_what_was_written(url: str) -> None:
     first = open_store(url)
     assert isinstance(first, AgentsSessionStore)

@@ -64,8 +64,10 @@ Capabilities
 
 What the sessions do not do, and this adapter does not add: neither refuses
 an item whose ``id`` is already in the session or repeated within a batch;
-``get_items`` with a negative limit returns every item (SQLite's ``LIMIT -1``)
-instead of refusing it; and text that UTF-8 cannot encode (a lone surrogate)
+``get_items`` with a negative limit returns every item on SQLite (SQLite's
+``LIMIT -1``) and nothing on Redis, instead of refusing it (on PostgreSQL the
+database refuses the ``LIMIT``, and that refusal is raised as ``ValueError``);
+and text that UTF-8 cannot encode (a lone surrogate)
 is stored escaped inside the JSON and read back exactly, not refused. The
 adapter offers the kit no row point (:func:`memconform.adapters.faults.
 batch_row_pause`): the rows are written inside the library's own call.
@@ -102,6 +104,7 @@ __all__ = [
     "open_redis_session",
     "open_sqlalchemy_session",
     "open_sqlite_session",
+    "refused_negative_limit",
     "session_path",
 ]
 
@@ -214,8 +217,19 @@ class AgentsSessionStore:
         await self.session(thread_id).add_items(items)
 
     async def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
-        """``get_items(limit)``, each item turned back into a message."""
-        items = await self.session(thread_id).get_items(limit)
+        """``get_items(limit)``, each item turned back into a message.
+
+        A negative ``limit`` that the database refuses (PostgreSQL's ``LIMIT
+        must not be negative``, which SQLAlchemy raises as ``DataError``) is the
+        library refusing the window: it is raised as the contract's
+        ``ValueError``, with the library's error as its cause. Any other
+        error, and a negative limit the library accepts, pass unchanged."""
+        try:
+            items = await self.session(thread_id).get_items(limit)
+        except Exception as exc:
+            if limit is not None and limit < 0 and refused_negative_limit(exc):
+                raise ValueError(f"the session refused limit {limit}: {exc}") from exc
+            raise
         return [message_from_item(item) for item in items]
 
     def close(self) -> None:
@@ -229,6 +243,18 @@ class AgentsSessionStore:
                 close()
         if self._on_close is not None:
             self._on_close()
+
+
+NEGATIVE_LIMIT_SQLSTATE = "2201W"
+"""SQLSTATE ``invalid_row_count_in_limit_clause``: PostgreSQL's refusal of a
+negative ``LIMIT``."""
+
+
+def refused_negative_limit(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database refusing a negative ``LIMIT``: a SQLAlchemy
+    ``DBAPIError`` whose driver error (``orig``) carries SQLSTATE 2201W."""
+    original = getattr(exc, "orig", None)
+    return getattr(original, "sqlstate", None) == NEGATIVE_LIMIT_SQLSTATE
 
 
 # -- factories --------------------------------------------------------------------------
