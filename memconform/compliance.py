@@ -157,6 +157,9 @@ TARGETS: tuple[Target, ...] = (
     Target("langgraph-postgresql", "langgraph",
            "langgraph+postgresql://{server}?schema=mcg_{run}",
            "LangGraph: PostgresSaver checkpoints and PostgresStore", "postgresql"),
+    Target("openai-agents-redis", "openai-agents",
+           "openai-agents+redis://{server}?prefix=mco:{run}:",
+           "OpenAI Agents SDK: RedisSession", "redis"),
 )
 """Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
 reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
