@@ -25,21 +25,17 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from memconform import measurement
-from memconform.adapters.fresh_process import fresh_environment, python_command
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.simulator.candidates import render_commander_prompt
 from memconform.simulator.runtime import Runtime, observe
+from memconform.steps.child_runs import run_fresh
 from memconform.steps.common import Mismatch, decides, expect_equal
 from memconform.values import JSONValue
 
@@ -462,9 +458,6 @@ def _answer(
     return CandidatesRun(script, supplied, observation)
 
 
-FRESH_PROCESS_TIMEOUT = 120.0
-
-
 def _parts(script: Mapping[str, Any], fresh: set[str]) -> list[dict[str, Any]]:
     """``script`` cut before each request in ``fresh``: the first part runs in the
     kit's process, each later one in a fresh process of its own."""
@@ -509,38 +502,10 @@ def _resumable(part: Mapping[str, Any], so_far: Mapping[str, Any]) -> dict[str, 
 def _in_fresh_process(
     script: Mapping[str, Any], store_url: str, options: Sequence[str]
 ) -> dict[str, Any]:
-    """Answer ``script`` in a fresh process (:mod:`memconform.adapters.fresh_process`:
-    the kit's interpreter, its import path as an argument, an environment with
-    nothing else) and return its observation."""
-    with tempfile.TemporaryDirectory(prefix="memconform-fresh-") as folder:
-        root = Path(folder)
-        workdir, tmp = root / "work", root / "tmp"
-        workdir.mkdir()
-        tmp.mkdir()
-        script_file = root / "script.json"
-        script_file.write_text(json.dumps(script), encoding="utf-8")
-        command = python_command(
-            "memconform.simulator.job_resume", "--store", store_url,
-            "--script", str(script_file), *measurement.child_options(), *options,
-        )
-        try:
-            proc = subprocess.run(
-                command, cwd=workdir, env=fresh_environment(tmp), capture_output=True,
-                text=True, timeout=FRESH_PROCESS_TIMEOUT, check=False,
-            )
-        except subprocess.TimeoutExpired:
-            measurement.note_killed("the fresh process (hung)")
-            raise
-    if proc.returncode == 3:
-        raise AdapterContractError("fresh process", proc.stderr.strip()[-2000:])
-    if proc.returncode != 0:
-        raise Mismatch(
-            "the fresh process answering the candidates requests",
-            "exit code 0 and an observation",
-            f"exit code {proc.returncode}\n{proc.stderr.strip()[-2000:]}",
-        )
-    answer: dict[str, Any] = json.loads(proc.stdout)
-    return answer
+    """Answer ``script`` in a fresh process (:func:`memconform.steps.child_runs.run_fresh`)
+    and return its observation."""
+    return run_fresh(store_url, script=script, options=options,
+                     what="the fresh process answering the candidates requests")
 
 
 def _merged(first: Mapping[str, Any], then: Mapping[str, Any]) -> dict[str, Any]:

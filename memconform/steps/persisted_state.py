@@ -26,21 +26,15 @@ from __future__ import annotations
 
 import difflib
 import json
-import signal
-import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from memconform import measurement
 from memconform.adapters.contract import ConflictError, StoreError
-from memconform.adapters.fresh_process import fresh_environment, python_command
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.simulator.environment import Clock
 from memconform.simulator.persisted_state import (
@@ -50,6 +44,7 @@ from memconform.simulator.persisted_state import (
     log_thread,
 )
 from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, observe
+from memconform.steps.child_runs import run_fresh, run_killed, runtime_options
 from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
 from memconform.values import Fact, JSONValue, StateEntry
 
@@ -57,7 +52,6 @@ __all__ = ["JobWorld", "persisted_state"]
 
 START = "2026-01-01T00:00:00Z"
 MODEL_REPLIES = 64
-FRESH_PROCESS_TIMEOUT = 120.0
 MAX_KILL_WRITES = 64
 """The every-write kill scenario gives up on a job still writing after this many writes."""
 
@@ -518,72 +512,15 @@ def _killed_run(world: JobWorld, namespace: str, kill: list[str]) -> dict[str, A
         "schema": SCRIPT_SCHEMA, "profile": "persisted-state", "namespace": namespace,
         "actions": [{"do": "job", "job": world.job}], **world.world(),
     }
-    with tempfile.TemporaryDirectory(prefix="memconform-kill-") as folder:
-        root = Path(folder)
-        workdir, tmp = root / "work", root / "tmp"
-        workdir.mkdir()
-        tmp.mkdir()
-        script_file = root / "script.json"
-        script_file.write_text(json.dumps(script), encoding="utf-8")
-        command = python_command(
-            "memconform.simulator.job_resume", "--store", world.store_url,
-            "--script", str(script_file), *kill, *measurement.child_options(),
-        )
-        command += _runtime_options(world)
-        with subprocess.Popen(
-            command, cwd=workdir, env=fresh_environment(tmp), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        ) as proc:
-            try:
-                out, err = _until_killed(proc)
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
+    out = run_killed(world.store_url, script, kill, options=_runtime_options(world),
+                     what="the process running the job")
     if out.get("killed_after") is not None:
         out["outcomes"] = [{"do": "job", "job": world.job["id"], "outcome": "killed"}]
-        return out
-    if proc.returncode == 3:
-        raise AdapterContractError("killed process", err.strip()[-2000:])
-    if proc.returncode != 0 or not out:
-        raise Mismatch(
-            "the process running the job", "a run the kit could kill",
-            f"exit code {proc.returncode}\n{err.strip()[-2000:]}",
-        )
     return out
 
 
-def _until_killed(proc: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
-    """Read the child's lines until its kill report (then SIGKILL it) or its end."""
-    assert proc.stdout is not None
-    assert proc.stderr is not None
-    found: dict[str, Any] = {}
-    for line in proc.stdout:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue  # the runtime's own output, not the kit's
-        if isinstance(data, dict) and "killed_after" in data:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            return data, ""
-        if isinstance(data, dict):
-            found = data
-    try:
-        proc.wait(timeout=FRESH_PROCESS_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        measurement.note_killed("the killed process (hung)")
-        raise
-    return found, proc.stderr.read()
-
-
 def _runtime_options(world: JobWorld) -> list[str]:
-    options: list[str] = []
-    if world.mutant:
-        options += ["--mutant", world.mutant]
-    if world.runtime_target:
-        options += ["--runtime", world.runtime_target]
-    return options
+    return runtime_options(world.mutant, world.runtime_target)
 
 
 @when(parsers.parse("the job runs and is handed off after step {k:d}"))
@@ -634,37 +571,8 @@ def _fresh_process(
     world_state: JobWorld, args: list[str], world: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """Run ``job_resume`` in a new process with a scrubbed environment."""
-    with tempfile.TemporaryDirectory(prefix="memconform-fresh-") as folder:
-        root = Path(folder)
-        workdir, tmp = root / "work", root / "tmp"
-        workdir.mkdir()
-        tmp.mkdir()
-        command = python_command(
-            "memconform.simulator.job_resume", "--store", world_state.store_url, *args,
-            *measurement.child_options(),
-        )
-        if world is not None:
-            world_file = root / "world.json"
-            world_file.write_text(json.dumps(world), encoding="utf-8")
-            command += ["--world", str(world_file)]
-        command += _runtime_options(world_state)
-        try:
-            proc = subprocess.run(
-                command, cwd=workdir, env=fresh_environment(tmp), capture_output=True,
-                text=True, timeout=FRESH_PROCESS_TIMEOUT, check=False,
-            )
-        except subprocess.TimeoutExpired:
-            measurement.note_killed("the fresh process (hung)")
-            raise
-    if proc.returncode == 3:
-        raise AdapterContractError("fresh process", proc.stderr.strip()[-2000:])
-    if proc.returncode != 0:
-        raise Mismatch(
-            "the fresh process", "exit code 0 and an observation",
-            f"exit code {proc.returncode}\n{proc.stderr.strip()[-2000:]}",
-        )
-    answer: dict[str, Any] = json.loads(proc.stdout)
-    return answer
+    return run_fresh(world_state.store_url, args, world=world,
+                     options=_runtime_options(world_state))
 
 
 # -- job checks --------------------------------------------------------------------------
