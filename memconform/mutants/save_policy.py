@@ -103,7 +103,79 @@ class _TurnPerMessage(TurnPolicy):
             self.gateway.append([message])
 
 
+class _TurnSplitsRound(TurnPolicy):
+    """Appends a completed round in two batches: everything up to the assistant's
+    tool call first, the tool results after."""
+
+    def round_completed(self, messages: Sequence[Message]) -> None:
+        self.pending.extend(messages)
+        batch, self.pending = self.pending, []
+        self.gateway.append([m for m in batch if m.role != "tool"])
+        self.gateway.append([m for m in batch if m.role == "tool"])
+
+
+class _HeldGateway(MemoryGateway):
+    """Keeps every batch in process memory until :meth:`flush`: the batches reach
+    the store in order and whole, but only when the run stops."""
+
+    def __init__(self, env: Environment, thread: str) -> None:
+        super().__init__(env, thread)
+        self.held: list[list[Message]] = []
+
+    def append(self, batch: Sequence[Message]) -> None:
+        if batch:
+            self.held.append(list(batch))
+
+    def flush(self) -> None:
+        """Append the held batches, oldest first."""
+        held, self.held = self.held, []
+        for batch in held:
+            super().append(batch)
+
+
 # -- broken executors ----------------------------------------------------------------
+
+
+class _FlushesAtStop(SavePolicyExecutor):
+    """Holds the batches of the policies in :attr:`held_policies` in memory and
+    appends them just before the outcome is reported, or in the cleanup of a
+    failed run: every in-process run stores what it should, a killed one
+    loses everything it held."""
+
+    held_policies: frozenset[str] = frozenset()
+
+    def __init__(self, script: Any, env: Environment) -> None:
+        super().__init__(script, env)
+        if self.script.policy in self.held_policies:
+            self.gateway = _HeldGateway(env, self.script.thread)
+
+    def _flush(self) -> None:
+        if isinstance(self.gateway, _HeldGateway):
+            self.gateway.flush()
+
+    def report(
+        self, run: RunState, outcome: str, *, stage: str | None = None,
+        reply: JSONValue = None, error: JSONValue = None, **extra: JSONValue,
+    ) -> dict[str, JSONValue]:
+        self._flush()
+        return super().report(run, outcome, stage=stage, reply=reply, error=error, **extra)
+
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        with contextlib.suppress(StoreError):
+            self._flush()
+        return super().fail(run, failure)
+
+
+class _MessageFlushesAtStop(_FlushesAtStop):
+    held_policies = frozenset({"message"})
+
+
+class _TurnFlushesAtStop(_FlushesAtStop):
+    held_policies = frozenset({"turn"})
+
+
+class _TurnSplitsRoundExecutor(SavePolicyExecutor):
+    policy_classes = _policies(turn=_TurnSplitsRound)
 
 
 class _DefaultTurn(SavePolicyExecutor):
@@ -474,6 +546,20 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-turn-per-message",
              "Under turn, each message of a round is appended as its own batch.",
              {"SP-008"}, _TurnPerMessageExecutor),
+    _runtime("sp-message-flushes-at-stop",
+             "Under message, completed batches are kept in memory and appended only when "
+             "the run reports its outcome or cleans up after a failure; a killed run "
+             "loses them.",
+             {"SP-005", "SP-006"}, _MessageFlushesAtStop),
+    _runtime("sp-turn-flushes-at-stop",
+             "Under turn, completed rounds are kept in memory and appended only when the "
+             "run reports its outcome or cleans up after a failure; a killed run loses "
+             "them.",
+             {"SP-009"}, _TurnFlushesAtStop),
+    _runtime("sp-turn-splits-round",
+             "Under turn, a round's tool call is appended in one batch and its result in "
+             "the next, so a kill in between leaves a tool call without its result.",
+             {"SP-008", "SP-025"}, _TurnSplitsRoundExecutor),
     _runtime("sp-run-per-round", "Under run, each completed round is appended on its own.",
              {"SP-010", "SP-011"}, _RunPerRound),
     _runtime("sp-tool-failure-fails-run", "A tool that throws fails the run.",

@@ -9,7 +9,8 @@ tools return belongs to the world, not to the agent's memory. The observation
 (the runtime's answer, the ledger of tool effects and the timeline) is written
 to standard output as one JSON object.
 
-``--show-state SCOPE KEY`` and ``--show-facts SCOPE`` print what the store
+``--show-state SCOPE KEY``, ``--show-facts SCOPE`` and ``--show-messages
+THREAD`` (repeatable: ``{"messages": {thread: [...]}}``) print what the store
 holds, as JSON, without running anything: the store-side durability check.
 
 ``--coverage MEASUREMENT`` (given by the kit when its run measures code
@@ -18,12 +19,13 @@ coverage) starts measuring before the store is opened
 
 ``--script FILE`` runs that script (a ``persisted-state`` script, for example
 a job's first run, or the requests of a ``candidates`` script the kit answers
-in a fresh process) instead of a resume. ``--kill-after-write K`` and
-``--kill-before-tool N`` arm the kill point: right after the store
+in a fresh process, or the runs of a ``save-policy`` or ``turns`` script)
+instead of a resume. ``--kill-after-write K``, ``--kill-before-tool N`` and
+``--kill-before-model N`` arm the kill point: right after the store
 acknowledged the K-th write of the process (``append``, ``set_committed``,
 ``record_error``, ``append_record``, ``write_state``, ``put_fact``,
-``forget``), or when the runtime asks for its N-th tool call (after every
-write of the steps before it, before the tool runs), the kit's proxy writes
+``forget``), or when the runtime asks for its N-th tool call or its N-th
+model call (before the kit's tool or fake model answers), the kit's proxy writes
 one line ``{"killed_after": K, "ledger": [...], "timeline": [...]}`` to
 standard output and blocks reading standard input; the kit then SIGKILLs
 the process. Nothing reaches the runtime: no exception, no ``finally``. A
@@ -69,36 +71,39 @@ class KillPoint(RecordingStore):
     """The recording proxy of a process the kit is about to kill.
 
     After the store acknowledged the ``after``-th write (or, with
-    ``before_tool``, when the runtime asks for that tool call, 1-based), the
+    ``before_tool`` or ``before_model``, when the runtime asks for that tool
+    call or model call, 1-based, counted over every component), the
     proxy reports on standard output and blocks on standard input until the kit's
     SIGKILL arrives; if standard input closes instead, the process exits at
     once (``os._exit``: nothing of the runtime runs any more).
     """
 
     def __init__(
-        self, store: object, *, after: int | None = None, before_tool: int | None = None
+        self, store: object, *, after: int | None = None, before_tool: int | None = None,
+        before_model: int | None = None,
     ) -> None:
         super().__init__(store)
         self.after = after
-        self.before_tool = before_tool
+        self.before = {"tool": before_tool, "model": before_model}
         self.writes = 0
-        self.tool_calls = 0
+        self.calls = {"tool": 0, "model": 0}
         self.env: Environment | None = None
 
     def watch(self, env: Environment) -> None:
-        """Keep ``env`` (its ledger is reported) and count its tool calls."""
+        """Keep ``env`` (its ledger is reported) and count its tool and model calls."""
         self.env = env
-        if self.before_tool is None:
-            return
-        call_tool = env.tool
+        for name, limit in self.before.items():
+            if limit is not None:
+                setattr(env, name, self._counted(name, getattr(env, name), limit))
 
-        def tool(*args: Any, **kwargs: Any) -> Any:
-            self.tool_calls += 1
-            if self.tool_calls == self.before_tool:
+    def _counted(self, name: str, call: Any, limit: int) -> Any:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            if self.calls[name] == limit:
                 self._stop()
-            return call_tool(*args, **kwargs)
+            return call(*args, **kwargs)
 
-        setattr(env, "tool", tool)  # noqa: B010 - an instance attribute over the method
+        return counted
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         value = super()._call(method, *args, **kwargs)
@@ -187,10 +192,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--script", help="JSON file: a script to run instead of a resume")
     parser.add_argument("--kill-after-write", type=int, help="stop after the K-th write")
     parser.add_argument("--kill-before-tool", type=int, help="stop at the N-th tool call")
+    parser.add_argument("--kill-before-model", type=int, help="stop at the N-th model call")
     parser.add_argument("--runtime", help="module:factory of the runtime (default: simulator)")
     parser.add_argument("--mutant", help="a mutant of the kit to apply")
     parser.add_argument("--show-state", nargs=2, metavar=("SCOPE", "KEY"))
     parser.add_argument("--show-facts", metavar="SCOPE")
+    parser.add_argument("--show-messages", metavar="THREAD", action="append")
     parser.add_argument("--coverage", help=argparse.SUPPRESS)
     return parser
 
@@ -202,13 +209,17 @@ def _show(proxy: RecordingStore, args: argparse.Namespace) -> dict[str, JSONValu
         shown["state"] = None if entry is None else entry.to_json()
     if args.show_facts:
         shown["facts"] = [f.to_json() for f in proxy.facts(args.show_facts)]
+    if args.show_messages:
+        shown["messages"] = {
+            thread: [m.to_json() for m in proxy.messages(thread)] for thread in args.show_messages
+        }
     return shown
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; see the module docstring."""
     args = _parser().parse_args(argv)
-    showing = bool(args.show_state or args.show_facts)
+    showing = bool(args.show_state or args.show_facts or args.show_messages)
     if not showing and not args.script and not (args.namespace and args.job):
         print("job_resume: --namespace and --job are required to resume", file=sys.stderr)
         return 2
@@ -232,9 +243,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ScriptError, json.JSONDecodeError, OSError) as exc:
         print(f"job_resume: {exc}", file=sys.stderr)
         return 4
-    killing = args.kill_after_write is not None or args.kill_before_tool is not None
+    killing = any(
+        point is not None
+        for point in (args.kill_after_write, args.kill_before_tool, args.kill_before_model)
+    )
     proxy = (
-        KillPoint(store, after=args.kill_after_write, before_tool=args.kill_before_tool)
+        KillPoint(store, after=args.kill_after_write, before_tool=args.kill_before_tool,
+                  before_model=args.kill_before_model)
         if killing else RecordingStore(store)
     )
     try:
