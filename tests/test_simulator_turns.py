@@ -15,10 +15,16 @@ import pytest
 
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
-from memconform.simulator.environment import ScriptError
+from memconform.simulator.environment import IdSource, ScriptError
 from memconform.simulator.runtime import Simulator, observe
 from memconform.simulator.turns import ConfigurationError, context_size
-from memconform.steps.turns_script import CHILD_USAGE, ROOT_USAGE, STEP_OUTCOMES, TurnsScript
+from memconform.steps.turns_script import (
+    CHILD_USAGE,
+    ROOT_USAGE,
+    STEP_OUTCOMES,
+    TurnsScript,
+    lifetime_script,
+)
 from memconform.values import JSONValue
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "spec" / "schemas"
@@ -230,14 +236,37 @@ def test_record_timing_comes_from_the_injected_clock() -> None:
     }
 
 
+def _run_lifetimes(script: TurnsScript) -> RecordingStore:
+    """Run each lifetime of ``script`` as the kit does after a restart: a new
+    runtime and environment (ids of that lifetime) on the same store; returns a
+    proxy reading the store."""
+    store, data = MemoryStore(), script.to_json()
+    used: dict[str, dict[str, int]] = {"model": {}, "tool": {}}
+    for number, (start, end) in enumerate(script.lifetimes(), start=1):
+        proxy = RecordingStore(store)
+        _OPEN.append(proxy)
+
+        def ready(env: Any, number: int = number) -> None:
+            env.ids = IdSource(number)
+
+        observe(Simulator(), lifetime_script(data, start, end, used), proxy, ready)
+        for entry in proxy.timeline:
+            if entry.kind in used:
+                used[entry.kind][entry.name] = used[entry.kind].get(entry.name, 0) + 1
+    reader = RecordingStore(store)
+    _OPEN.append(reader)
+    return reader
+
+
 def test_counter_ids_collide_after_a_restart() -> None:
     script = TurnsScript("t")
     script.turn(text="a")
     script.restart()
     script.turn(text="b")
-    observation, proxy = _run(script)
+    assert script.lifetimes() == [(0, 1), (1, 2)]
+    assert "restart" not in json.dumps(script.to_json())
+    proxy = _run_lifetimes(script)
     assert [r.turn_id for r in proxy.records("t")] == ["T1", "T1"]
-    assert [t["epoch"] for t in observation["turns"]] == [1, 2]
 
 
 @pytest.mark.parametrize("seed", [0, 7])
@@ -248,13 +277,28 @@ def test_uuid_ids_are_deterministic_and_unique(seed: int) -> None:
         script.turn(text="a", children=[{}])
         script.restart()
         script.turn(text="b")
-        _, proxy = _run(script)
+        proxy = _run_lifetimes(script)
         return [r.turn_id for r in proxy.records("t")]
 
     first = ids()
     assert first == ids()
     assert len(set(first)) == 3
     assert all(uuid.UUID(i).version == 5 for i in first)
+
+
+def test_a_lifetime_script_takes_the_model_steps_left_and_reindexes_continues_from() -> None:
+    script = TurnsScript("t")
+    script.turn(text="a")
+    script.restart()
+    script.turn(text="b")
+    script.turn(text="c", continues_from=1)
+    part = lifetime_script(script.to_json(), 1, 3, {"model": {"primary": 1}})
+    assert [t["envelope"]["text"] for t in part["turns"]] == ["b", "c"]
+    assert part["turns"][1]["continues_from"] == 0
+    assert [s["reply"] for s in part["model"]["primary"]] == ["answer to b", "answer to c"]
+    with pytest.raises(ValueError, match="earlier lifetime"):
+        lifetime_script({**script.to_json(), "turns": [
+            *script.to_json()["turns"][:2], {"brief": "d", "continues_from": 0}]}, 1, 3, {})
 
 
 def test_runtime_runs_without_optional_capabilities() -> None:
@@ -350,7 +394,7 @@ def _base() -> dict[str, Any]:
         (lambda s: s["turns"].append({"brief": "a", "continues_from": 5}),
          "turns[1].continues_from"),
         (lambda s: s["turns"].append({"brief": "a", "colour": "red"}), "turns[1].colour"),
-        (lambda s: s["turns"].append({"restart": False}), "turns[1]"),
+        (lambda s: s["turns"].append({"restart": True}), "turns[1]"),
         (lambda s: s["turns"].append(
             {"brief": "a", "children": [{"brief": "b", "children": [{"brief": "c"}]}]}),
          "turns[1].children[0].children"),

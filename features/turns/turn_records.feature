@@ -3,7 +3,8 @@ Feature: Turns: turn records explain every settled turn
   appends one turn record: its parent, grant, steps used, tier, fallback history,
   usage, timing and outcome. A child's usage stays on the child's record. Turn ids
   come from a per-runtime counter (T1, T2, ...) that starts again after a restart,
-  or from an injected generator.
+  or from an injected generator. A restart is real: the turns after it run in a
+  fresh process on the same store, so these scenarios need a durable store.
 
   Troubleshooting: a missing record for a refused turn usually means records are
   written only after execution starts; a parent's usage that is too large by
@@ -156,7 +157,7 @@ Feature: Turns: turn records explain every settled turn
       When the turns script runs
       Then the turn records of the turns thread have the ids "T2, T1, T3"
 
-    @TU-027 @turn-records @with-restart
+    @TU-027 @turn-records @with-restart @durable
     Scenario: Turns ids from the default counter collide after a restart
       Given a root turn opened with an envelope "before the restart" that settles completed
       And a root turn opened with an envelope "still before" that settles completed
@@ -165,7 +166,7 @@ Feature: Turns: turn records explain every settled turn
       When the turns script runs
       Then the turn records of the turns thread have the ids "T1, T2, T1"
 
-    @TU-028 @turn-records @with-restart
+    @TU-028 @turn-records @with-restart @durable
     Scenario: Turns ids from an injected generator stay unique across a restart
       Given turn ids come from the uuid generator
       And a root turn opened with an envelope "before the restart" that spawns a child turn settling completed and settles completed

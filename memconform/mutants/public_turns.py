@@ -69,9 +69,6 @@ class _Run:
 
     def run(self) -> dict[str, JSONValue]:
         for spec in self.script.get("turns") or []:
-            if spec.get("restart"):
-                self.counter = 0
-                continue
             self.turn(spec)
         return {"thread": self.thread, "turns": self.turns}
 

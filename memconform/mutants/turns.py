@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memconform.adapters.contract import Capability
 from memconform.mutants import Mutant
 from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Simulator
@@ -244,10 +245,13 @@ class _ContinuesFromNotRecorded(TurnsRuntime):
 
 
 class _CounterNeverRestarts(TurnsRuntime):
-    def _restart(self) -> None:
-        saved = self.counter
-        super()._restart()
-        self.counter = saved
+    """Carries its counter over a restart: a new process starts counting after
+    the turn records the store already holds for the thread."""
+
+    def __init__(self, script: Mapping[str, Any], env: Environment) -> None:
+        super().__init__(script, env)
+        if env.store.has(Capability.TURN_RECORDS):
+            self.counter = len(env.store.records(self.config.thread))
 
 
 class _GeneratorIgnored(TurnsRuntime):

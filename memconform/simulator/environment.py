@@ -87,16 +87,24 @@ def _parse_time(text: str) -> datetime:
 
 
 class IdSource:
-    """Deterministic ids: ``next("msg")`` gives ``msg-1``, ``msg-2``, … per prefix."""
+    """Deterministic ids: ``next("msg")`` gives ``msg-1``, ``msg-2``, … per prefix.
 
-    def __init__(self) -> None:
+    ``lifetime`` (the kit's count of processes that ran the same script on the
+    same store, 1 for the first) keeps ids of a later process apart:
+    ``msg-2.1``, ``msg-2.2``, … as a real id source would not repeat itself
+    after a restart."""
+
+    def __init__(self, lifetime: int = 1) -> None:
         self._counters: dict[str, int] = {}
+        self.lifetime = lifetime
 
     def next(self, prefix: str) -> str:
         """The next id for ``prefix``."""
         n = self._counters.get(prefix, 0) + 1
         self._counters[prefix] = n
-        return f"{prefix}-{n}"
+        if self.lifetime == 1:
+            return f"{prefix}-{n}"
+        return f"{prefix}-{self.lifetime}.{n}"
 
 
 def _outcomes(section: Mapping[str, Any], name: str, where: str) -> list[Mapping[str, Any]]:

@@ -32,6 +32,10 @@ the process. Nothing reaches the runtime: no exception, no ``finally``. A
 run that ends before the kill point writes its observation as usual, with
 ``writes`` (how many writes were acknowledged).
 
+``--lifetime N`` (N > 1: the script is the part of a ``turns`` script after
+its (N-1)-th restart) makes the kit's id source of this process give ids of
+its own (:class:`~memconform.simulator.environment.IdSource`).
+
 ``--runtime module:factory`` resumes with another runtime (default: the
 simulator); ``--mutant NAME`` applies a mutant of the kit (a store mutant wraps
 the opened store, a runtime mutant replaces the runtime).
@@ -54,7 +58,7 @@ from typing import Any
 from memconform import measurement
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.adapters.registry import StoreURLError, open_store
-from memconform.simulator.environment import Environment, ScriptError
+from memconform.simulator.environment import Environment, IdSource, ScriptError
 from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, Simulator, observe
 from memconform.values import JSONValue
 
@@ -173,11 +177,19 @@ def _store(url: str, mutant_name: str | None) -> object:
     return store
 
 
-def _keep_env(proxy: RecordingStore) -> Any:
-    if not isinstance(proxy, KillPoint):
+def _env_ready(proxy: RecordingStore, lifetime: int) -> Any:
+    """What to do with the environment before the runtime starts: give it the
+    lifetime's id source, and let a kill point watch it."""
+    if not isinstance(proxy, KillPoint) and lifetime == 1:
         return None
 
-    return proxy.watch
+    def ready(env: Environment) -> None:
+        if lifetime != 1:
+            env.ids = IdSource(lifetime)
+        if isinstance(proxy, KillPoint):
+            proxy.watch(env)
+
+    return ready
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -193,6 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--kill-after-write", type=int, help="stop after the K-th write")
     parser.add_argument("--kill-before-tool", type=int, help="stop at the N-th tool call")
     parser.add_argument("--kill-before-model", type=int, help="stop at the N-th model call")
+    parser.add_argument("--lifetime", type=int, default=1, help="the process's lifetime number")
     parser.add_argument("--runtime", help="module:factory of the runtime (default: simulator)")
     parser.add_argument("--mutant", help="a mutant of the kit to apply")
     parser.add_argument("--show-state", nargs=2, metavar=("SCOPE", "KEY"))
@@ -259,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runtime = _runtime(args.runtime, args.mutant)
             if script is None:
                 script = build_resume_script(str(args.namespace), str(args.job), world)
-            answer = observe(runtime, script, proxy, _keep_env(proxy))
+            answer = observe(runtime, script, proxy, _env_ready(proxy, args.lifetime))
             if isinstance(proxy, KillPoint):
                 answer["writes"] = proxy.writes
     except AdapterContractError as exc:

@@ -30,8 +30,9 @@ declares ``turn-records``). A child's usage stays on the child's record.
 State changes only through block updates that pass validation and the store's
 compare-and-set; a failed update changes nothing, and nothing is undone when a
 turn later fails. ``continues_from`` is written on the record and restores
-nothing. Turn ids come from a per-runtime counter (``T1``, ``T2``, … restarting
-at ``T1`` after a scripted restart) or from a deterministic UUID generator.
+nothing. Turn ids come from a per-runtime counter (``T1``, ``T2``, …: a runtime
+in a new process starts again at ``T1``; the kit runs the turns after a restart
+in a fresh process) or from a deterministic UUID generator.
 
 Configuration is checked before any turn runs: a malformed script raises
 :class:`~memconform.simulator.environment.ScriptError`, a negative history
@@ -326,9 +327,8 @@ def _turn(raw: Any, where: str, index: int, agents: Mapping[str, AgentSpec], *,
     )
 
 
-def parse_script(script: Mapping[str, Any]) -> tuple[TurnsConfig, list[TurnSpec | None]]:
-    """Check a ``turns`` script and return its configuration and its turns
-    (``None`` stands for a scripted runtime restart).
+def parse_script(script: Mapping[str, Any]) -> tuple[TurnsConfig, list[TurnSpec]]:
+    """Check a ``turns`` script and return its configuration and its turns.
 
     Raises :class:`ScriptError` naming the field for a malformed script and
     :class:`ConfigurationError` for a configuration the runtime refuses.
@@ -339,19 +339,10 @@ def parse_script(script: Mapping[str, Any]) -> tuple[TurnsConfig, list[TurnSpec 
     raw_turns = script.get("turns")
     if not isinstance(raw_turns, list):
         raise ScriptError("turns: expected a list")
-    turns: list[TurnSpec | None] = []
-    for i, raw in enumerate(raw_turns):
-        if isinstance(raw, Mapping) and "restart" in raw:
-            if raw.get("restart") is not True or len(raw) != 1:
-                raise ScriptError(f"turns[{i}]: a restart entry is exactly {{\"restart\": true}}")
-            turns.append(None)
-            continue
-        spec = _turn(raw, f"turns[{i}]", i, config.agents, child=False)
-        if isinstance(spec.continues_from, int) and turns[spec.continues_from] is None:
-            raise ScriptError(
-                f"turns[{i}].continues_from: index {spec.continues_from} is a restart"
-            )
-        turns.append(spec)
+    turns = [
+        _turn(raw, f"turns[{i}]", i, config.agents, child=False)
+        for i, raw in enumerate(raw_turns)
+    ]
     return config, turns
 
 
@@ -440,7 +431,6 @@ class TurnsRuntime:
         self.env = env
         self.config, self.turns = parse_script(script)
         self.counter = 0
-        self.epoch = 1
         self.ids_by_index: dict[int, str] = {}
         self.observed_turns: list[dict[str, JSONValue]] = []
         self.records: list[dict[str, JSONValue]] = []
@@ -458,12 +448,6 @@ class TurnsRuntime:
             name = f"memconform:turns:{self.config.seed}:{self.config.thread}:{n}"
             return str(uuid.uuid5(uuid.NAMESPACE_URL, name))
         return f"T{self.counter}"
-
-    def _restart(self) -> None:
-        """A new runtime lifetime on the same store: the counter starts again."""
-        self.counter = 0
-        self.epoch += 1
-        self._emit("runtime.restarted", epoch=self.epoch)
 
     def _admits(self, turn: TurnState) -> bool:
         """Admission: whether the turn may run at all."""
@@ -585,7 +569,6 @@ class TurnsRuntime:
             "kind": turn.kind,
             "opening": turn.spec.opening,
             "agent": turn.spec.agent,
-            "epoch": self.epoch,
         }
         if turn.children:
             metadata["children"] = list(turn.children)
@@ -622,9 +605,6 @@ class TurnsRuntime:
     def run(self) -> dict[str, JSONValue]:
         """Settle every scripted turn in order and return the observation."""
         for spec in self.turns:
-            if spec is None:
-                self._restart()
-                continue
             turn = self._run_turn(spec, kind="root", parent=None)
             self.ids_by_index[spec.index] = turn.turn_id
         return {
@@ -795,7 +775,6 @@ class TurnsRuntime:
                 "continues_from": turn.continues_from,
                 "outcome": outcome,
                 "reply": turn.reply if outcome == "completed" else None,
-                "epoch": self.epoch,
             }
         )
         self.settled.append(turn)

@@ -6,6 +6,11 @@ kit observed: the store's messages, records and state through the recording
 proxy, and the model calls and events on the timeline (Then). Nothing is read
 from the runtime's own account of what it did.
 
+A restart is real: the turns after it run in a fresh process on the same
+(durable) store (:func:`memconform.steps.child_runs.run_fresh`); the kit copies
+that process's timeline, as its own proxy there recorded it, onto the
+scenario's timeline, so every check reads one timeline.
+
 Every phrase names the ``turns`` vocabulary (turn, turns thread, turn record,
 tier, block) so it never collides with another profile's steps.
 """
@@ -20,11 +25,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from pytest_bdd import given, parsers, then, when
 
 from memconform.adapters.proxy import RecordingStore
 from memconform.simulator.environment import DEFAULT_START
 from memconform.simulator.runtime import Runtime, observe
+from memconform.steps.child_runs import run_fresh, runtime_options
 from memconform.steps.common import (
     Mismatch,
     decides,
@@ -32,7 +39,7 @@ from memconform.steps.common import (
     require_capability,
     transcript_table,
 )
-from memconform.steps.turns_script import TurnsScript
+from memconform.steps.turns_script import TurnsScript, lifetime_script
 from memconform.timeline import Entry
 from memconform.values import JSONValue, Message, Role, TurnRecord
 
@@ -427,16 +434,65 @@ def _other_writer(store: RecordingStore, turns_script: TurnsScript) -> Iterator[
 
 
 @when("the turns script runs", target_fixture="turns_run")
-def script_runs(runtime: Runtime, store: RecordingStore, turns_script: TurnsScript) -> TurnsRun:
-    """Run the script once; a configuration the runtime rejects is kept, not raised."""
+def script_runs(
+    request: pytest.FixtureRequest, runtime: Runtime, store: RecordingStore, store_url: str,
+    turns_script: TurnsScript,
+) -> TurnsRun:
+    """Run the script once; a configuration the runtime rejects is kept, not raised.
+    After each restart the turns run in a fresh process (:func:`_later_lifetime`)."""
     script = turns_script.to_json()
     run = TurnsRun(script=script, store=store)
+    lifetimes = turns_script.lifetimes()
+    if len(lifetimes) > 1:
+        require_capability(store.capabilities, "durable")
+    first = lifetime_script(script, *lifetimes[0], {}) if lifetimes else script
+    start = len(store.timeline)
     with _other_writer(store, turns_script):
         try:
-            run.observation = observe(runtime, script, store)
+            run.observation = observe(runtime, first, store)
         except ValueError as exc:
             run.error = exc
+            return run
+    for number, (begin, end) in enumerate(lifetimes[1:], start=2):
+        used = _calls_made(store, start)
+        part = lifetime_script(script, begin, end, used)
+        run.observation = _later_lifetime(
+            request, store, store_url, part, number, run.observed())
     return run
+
+
+def _calls_made(store: RecordingStore, start: int) -> dict[str, dict[str, int]]:
+    """Model and tool calls on the timeline since entry ``start``, per name."""
+    used: dict[str, dict[str, int]] = {"model": {}, "tool": {}}
+    for entry in list(store.timeline)[start:]:
+        if entry.kind in used:
+            used[entry.kind][entry.name] = used[entry.kind].get(entry.name, 0) + 1
+    return used
+
+
+def _later_lifetime(
+    request: pytest.FixtureRequest, store: RecordingStore, store_url: str,
+    part: dict[str, JSONValue], number: int, so_far: dict[str, JSONValue],
+) -> dict[str, JSONValue]:
+    """Run ``part`` (the turns after a restart) in a fresh process on the store
+    under test, copy its timeline onto the scenario's and return the observation
+    of every lifetime so far (lists concatenated)."""
+    child = run_fresh(
+        store_url, ["--lifetime", str(number)], script=part,
+        options=runtime_options(request.config.getoption("--memconform-mutant"),
+                                request.config.getoption("--memconform-runtime")),
+        what="the fresh process running the turns after a restart",
+    )
+    for entry in child.get("timeline") or []:
+        data = {k: v for k, v in entry.items() if k not in ("seq", "kind", "name")}
+        store.timeline.add(str(entry["kind"]), str(entry["name"]), **data)
+    merged: dict[str, JSONValue] = dict(so_far)
+    for key, value in child.items():
+        before = so_far.get(key)
+        merged[key] = [*before, *value] if isinstance(before, list) and isinstance(
+            value, list) else value
+    merged["timeline"] = store.timeline.to_json()
+    return merged
 
 
 @when("the turns store is read", target_fixture="turns_run")

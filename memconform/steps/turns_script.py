@@ -15,11 +15,17 @@ happen:
 
 Every partial text starts with ``partial <label>`` so a step can find it in the
 emitted events. The builder produces plain JSON; it does not run anything.
+
+A restart is not part of the script: :meth:`TurnsScript.restart` marks where a
+new runtime lifetime begins, and :func:`lifetime_script` cuts the script into
+the part one process runs (the kit runs each part after a restart in a fresh
+process on the same store).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +38,7 @@ __all__ = [
     "ROOT_USAGE",
     "STEP_OUTCOMES",
     "TurnsScript",
+    "lifetime_script",
 ]
 
 STEP_OUTCOMES = ("completed", "failed", "cut", "stopped", "truncated", "refused")
@@ -62,6 +69,8 @@ class TurnsScript:
     assistant message of the run (the kit does it; never part of the script)."""
     other_writer_count: int = 0
     """How many messages that other writer has stored so far."""
+    restarts: list[int] = field(default_factory=list)
+    """Indices in ``turns`` where a new runtime lifetime (a fresh process) begins."""
     _calls: int = 0
 
     # -- configuration ----------------------------------------------------------------
@@ -172,8 +181,15 @@ class TurnsScript:
         return spec
 
     def restart(self) -> None:
-        """The runtime restarts here (a new process on the same store)."""
-        self.turns.append({"restart": True})
+        """The runtime restarts here: the turns added after this run in a fresh
+        process on the same store (the script itself says nothing of it)."""
+        if self.turns and (not self.restarts or self.restarts[-1] < len(self.turns)):
+            self.restarts.append(len(self.turns))
+
+    def lifetimes(self) -> list[tuple[int, int]]:
+        """The ``(start, end)`` slices of ``turns`` each runtime lifetime runs."""
+        bounds = [0, *self.restarts, len(self.turns)]
+        return [(a, b) for a, b in itertools.pairwise(bounds) if a < b]
 
     def _spec(self, opening: str, text: str, agent: str, parts: list[JSONValue] | None,
               continues_from: int | str | None) -> dict[str, JSONValue]:
@@ -242,3 +258,37 @@ class TurnsScript:
         else:  # truncated after a first step
             self._step(tier, {"reply": partial + " and far more than the grant allows",
                               "usage": dict(usage)})
+
+
+def lifetime_script(
+    script: dict[str, JSONValue], start: int, end: int, used: dict[str, dict[str, int]]
+) -> dict[str, JSONValue]:
+    """The part of ``script`` (from :meth:`TurnsScript.to_json`) a lifetime runs:
+    its turns ``start:end``, the model steps and tool outcomes from the point
+    ``used`` (calls made so far, per ``"model"``/``"tool"`` and name) on, and
+    ``continues_from`` indices counted within the part. A turn continuing one of
+    an earlier lifetime cannot be expressed by index and is refused."""
+    part = copy.deepcopy(script)
+    turns = list(part["turns"])[start:end]
+    for i, turn in enumerate(turns):
+        assert isinstance(turn, dict)
+        ref = turn.get("continues_from")
+        if isinstance(ref, int):
+            if ref < start:
+                raise ValueError(f"turn {start + i} continues turn {ref} of an earlier lifetime")
+            turn["continues_from"] = ref - start
+    part["turns"] = turns
+    model = part.get("model") or {}
+    assert isinstance(model, dict)
+    part["model"] = {
+        name: list(steps)[used.get("model", {}).get(name, 0):]
+        for name, steps in model.items()
+    }
+    tools = part.get("tools") or {}
+    assert isinstance(tools, dict)
+    part["tools"] = {
+        name: (list(outcome)[min(used.get("tool", {}).get(name, 0), len(outcome) - 1):]
+               if isinstance(outcome, list) and outcome else outcome)
+        for name, outcome in tools.items()
+    }
+    return part
