@@ -14,7 +14,7 @@ Feature: Save-policy runs killed part-way keep what their policy had stored
 
   Rule: a kill right after any acknowledged write leaves whole batches only
 
-    @durable
+    @durable @with-restart
     Scenario Outline: Save-policy <policy> run killed right after any acknowledged write leaves whole batches
       Given a save-policy agent with the "<policy>" save policy
       When the save-policy run is killed right after each write the store acknowledged
@@ -37,7 +37,7 @@ Feature: Save-policy runs killed part-way keep what their policy had stored
 
   Rule: a kill while the model is asked keeps everything the policy owed before it
 
-    @durable
+    @durable @with-restart
     Scenario Outline: Save-policy <policy> run killed as it asks for model call <n> keeps "<stored>"
       Given a save-policy agent with the "<policy>" save policy
       When the save-policy run is killed as it asks for model call <n>
