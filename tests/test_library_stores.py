@@ -16,6 +16,7 @@ server stores) is decided the same way when the server does not answer.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from memconform.compliance import (
     prepare_venv,
     reproduction_scripts,
     run_target,
+    server_url,
 )
 from memconform.properties.checks import __all__ as PROPERTY_CHECKS
 from memconform.reports import load_results
@@ -139,8 +141,10 @@ def test_the_library_only_script_reproduces_every_finding(name: str, tmp_path: P
     _require_server(target)
     venv = _venv(target.extra)
     script = ROOT / "docs" / SCRIPTS[name]
+    # a script needing a server reads it as a maintainer would set it
+    servers = {"DATABASE_URL": server_url("postgresql"), "REDIS_URL": server_url("redis")}
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-I", str(script)],
+        [str(venv / "bin" / "python"), "-I", str(script)], env={**os.environ, **servers},
         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
