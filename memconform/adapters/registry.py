@@ -70,6 +70,11 @@ BUILTIN_SCHEMES: dict[str, str] = {
 BUILTIN_RUNTIMES: dict[str, str] = {
     # Third-party agent frameworks (optional extras; see memconform.adapters.libraries).
     "openai-agents": "memconform.adapters.libraries.openai_agents_runtime:openai_agents_runtime",
+    # LangGraph's prebuilt ReAct agent under its default durability, then each mode by name.
+    "langgraph": "memconform.adapters.libraries.langgraph_runtime:langgraph_runtime",
+    "langgraph:async": "memconform.adapters.libraries.langgraph_runtime:langgraph_async_runtime",
+    "langgraph:sync": "memconform.adapters.libraries.langgraph_runtime:langgraph_sync_runtime",
+    "langgraph:exit": "memconform.adapters.libraries.langgraph_runtime:langgraph_exit_runtime",
 }
 """Runtime name → ``module:factory`` building the runtime (called without arguments)."""
 

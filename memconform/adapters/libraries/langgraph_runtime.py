@@ -1,0 +1,495 @@
+"""LangGraph's prebuilt ReAct agent (``langgraph``, ``langgraph-prebuilt``) as a runtime.
+
+``memconform run --runtime langgraph`` and ``memconform fingerprint --runtime
+langgraph`` judge the graph ``langgraph.prebuilt.create_react_agent`` builds,
+compiled with a checkpointer: what LangGraph itself saves when a run
+completes, fails or is interrupted. LangGraph offers three durability modes
+(``langgraph.types.Durability``): ``async`` (its default), ``sync`` and
+``exit``. Each is a runtime of its own, named in
+:data:`memconform.adapters.registry.BUILTIN_RUNTIMES`: ``langgraph`` (the
+default mode, no ``durability`` passed), ``langgraph:async``,
+``langgraph:sync`` and ``langgraph:exit``.
+
+How it depends on the kit
+-------------------------
+The adapter implements the kit's ``Runtime`` protocol
+(:class:`memconform.simulator.runtime.Runtime`: ``profiles`` and
+``execute(script, env)``) and touches nothing but the
+:class:`~memconform.simulator.environment.Environment` the kit hands it: it
+imports neither the simulator nor its save policies. Each piece of LangGraph
+is plugged into one piece of the environment:
+
+- the agent's chat model (:class:`KitChatModel`, a langchain-core
+  ``BaseChatModel``) calls the kit's fake model, ``env.model("agent",
+  request)``; the request shows the model LangGraph's messages as kit
+  messages (``role``, ``text``, ``tool_call`` / ``tool_result`` parts), the
+  scripted step becomes an ``AIMessage`` (its ``tool_calls`` carry the
+  script's ids), a scripted failure is raised inside the model call.
+  ``bind_tools`` returns the model itself: the fake model knows its tools;
+- the agent's tools are ``StructuredTool`` objects, one per tool of the
+  script, each calling ``env.tool(name, args, call_id)``; they run in a
+  ``ToolNode`` whose ``handle_tool_errors`` handler is the script's
+  ``tool_error`` hook: an allowing hook gives LangGraph's own error text
+  (``TOOL_CALL_ERROR_TEMPLATE``, as ``handle_tool_errors=True`` would), a
+  terminating one re-raises the tool's error (LangGraph's default for any
+  error but an argument-validation one), a failing one raises inside the
+  handler;
+- a tool call the script marks ``needs_approval`` calls LangGraph's
+  ``interrupt()`` in its tool before running it: the run stops ``suspended``
+  with the pending call, and a ``resume`` run sends ``Command(resume=...)``;
+  a denied call's result is the denial;
+- the checkpointer (:class:`KitSaver`, an ``InMemorySaver`` keeping
+  LangGraph's own bookkeeping) writes the ``messages`` channel to
+  ``env.store`` (the kit's recording proxy). A checkpoint holds the whole
+  message list, so each ``put`` is diffed against the thread the store
+  holds: the messages after the stored ones are appended as one batch (no
+  batch when nothing is new); a checkpoint whose list does not start with
+  the stored messages (an earlier message changed, removed or reordered) is
+  a rewrite the kit's append-only store cannot take: it is put on the
+  timeline as a ``rewrite`` event and the ``put`` raises
+  :class:`CheckpointRewriteError`, so the run shows it. Reading a checkpoint
+  back (``get_tuple``) takes its ``messages`` from the store, so the store
+  under test is the one the next run reads. Pending writes (``put_writes``:
+  a finished task's writes before its step's checkpoint, ``__error__`` and
+  ``__interrupt__`` markers) stay in the saver's memory: they are not the
+  thread's messages;
+- a streamed run is LangGraph's ``astream`` with the ``messages`` mode: each
+  piece of an answer it yields is a ``chunk`` event on the timeline.
+
+Translate, never fix
+--------------------
+LangGraph has no save-policy setting: a script's ``save_policy`` is not passed
+anywhere. The adapter declares the optional hooks it translates
+(:attr:`LangGraphRuntime.hooks`: tool errors, approvals, streaming); a
+failure point needing another (guardrails, a run-end hook, cancellation,
+retries) is ``unsupported``, never emulated. It stamps no run ids or rounds
+(it ``provides`` nothing) and returns only what LangGraph's caller sees: each
+run's outcome, reply, error and pending tool calls, never the model's calls
+or the messages the run made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+from memconform.adapters.libraries import library_versions, require
+from memconform.values import JSONValue, Message, freeze_json
+
+__all__ = [
+    "DURABILITIES",
+    "MESSAGE_KEY",
+    "MODEL_COMPONENT",
+    "CheckpointRewriteError",
+    "LangGraphRuntime",
+    "kit_message",
+    "langgraph_async_runtime",
+    "langgraph_exit_runtime",
+    "langgraph_runtime",
+    "langgraph_sync_runtime",
+]
+
+EXTRA = "langgraph"
+MODEL_COMPONENT = "agent"
+"""The fake-model component the agent's model calls (as in the save-policy scripts)."""
+MESSAGE_KEY = "langgraph_message"
+"""The metadata key holding the langchain-core message (``message_to_dict``) a stored
+message stands for."""
+PROFILE = "save-policy"
+DURABILITIES = ("async", "sync", "exit")
+"""LangGraph's durability modes (``langgraph.types.Durability``); ``async`` is its default."""
+
+
+class CheckpointRewriteError(Exception):
+    """A checkpoint changed messages the store already holds (the kit's store only appends)."""
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", "")) if isinstance(part, Mapping) else str(part)
+            for part in content
+        )
+    return "" if content is None else str(content)
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str, sort_keys=True))
+
+
+def _args(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return _plain(raw)
+
+
+def kit_fields(message: Any) -> tuple[str, str, tuple[JSONValue, ...]]:
+    """The kit role, text and parts of one langchain-core message."""
+    kind = getattr(message, "type", "")
+    text = _text_of(getattr(message, "content", ""))
+    if kind == "human":
+        return "user", text, ()
+    if kind == "system":
+        return "system", text, ()
+    if kind == "tool":
+        part: dict[str, Any] = {"type": "tool_result",
+                                "call_id": getattr(message, "tool_call_id", None),
+                                "name": getattr(message, "name", None)}
+        part["error" if getattr(message, "status", "") == "error" else "result"] = text
+        return "tool", text, (freeze_json(part),)
+    calls = tuple(
+        freeze_json({"type": "tool_call", "id": c.get("id"), "name": c.get("name"),
+                     "args": _args(c.get("args", {}))})
+        for c in getattr(message, "tool_calls", None) or []
+    )
+    return "assistant", text, calls
+
+
+def kit_message(message: Any, message_id: str, messages_mod: Any) -> Message:
+    """The kit message standing for one langchain-core message (kept in its metadata)."""
+    role, text, parts = kit_fields(message)
+    kept = _plain(messages_mod.message_to_dict(message))
+    return Message(id=message_id, role=role, text=text, parts=parts,  # type: ignore[arg-type]
+                   metadata=freeze_json({MESSAGE_KEY: kept}))
+
+
+def _request(messages: Sequence[Any]) -> JSONValue:
+    shown = []
+    for message in messages:
+        role, text, parts = kit_fields(message)
+        shown.append({"role": role, "text": text, "parts": list(parts)})
+    return freeze_json({"messages": shown})
+
+
+class _Run:
+    """Per-execution state shared by the model, the tools and the saver."""
+
+    def __init__(self, env: Any, thread: str, script: Mapping[str, Any]) -> None:
+        self.env = env
+        self.thread = thread
+        self.approvals = {
+            str(call.get("id")) for step in _steps(script)
+            for call in step.get("tool_calls") or []
+            if isinstance(call, Mapping) and call.get("needs_approval")
+        }
+
+
+def _steps(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    steps = (script.get("model") or {}).get(MODEL_COMPONENT) or []
+    return [s for s in (steps if isinstance(steps, list) else [steps]) if isinstance(s, Mapping)]
+
+
+def _build_types() -> dict[str, Any]:
+    """The LangGraph and langchain-core classes the adapter subclasses."""
+    chat_models = require("langchain_core.language_models.chat_models", EXTRA)
+    outputs = require("langchain_core.outputs", EXTRA)
+    messages_mod = require("langchain_core.messages", EXTRA)
+    memory = require("langgraph.checkpoint.memory", EXTRA)
+    base = require("langgraph.checkpoint.base", EXTRA)
+    pydantic = require("pydantic", EXTRA)
+
+    class KitChatModel(chat_models.BaseChatModel):  # type: ignore[misc,name-defined]
+        """A langchain-core chat model over the kit's fake model."""
+
+        run: Any = pydantic.Field(default=None, exclude=True)
+
+        @property
+        def _llm_type(self) -> str:
+            return "memconform-fake"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _generate(self, messages: list[Any], stop: Any = None, run_manager: Any = None,
+                      **kwargs: Any) -> Any:
+            env = self.run.env
+            step = env.model(MODEL_COMPONENT, _request(messages))
+            calls = [
+                {"name": str(c["name"]), "args": dict(c.get("args") or {}),
+                 "id": str(c.get("id") or env.ids.next("call")), "type": "tool_call"}
+                for c in step.get("tool_calls") or []
+            ]
+            reply = messages_mod.AIMessage(content=str(step.get("reply") or ""),
+                                           tool_calls=calls, id=env.ids.next("lc"))
+            return outputs.ChatResult(generations=[outputs.ChatGeneration(message=reply)])
+
+        async def _agenerate(self, messages: list[Any], stop: Any = None,
+                             run_manager: Any = None, **kwargs: Any) -> Any:
+            return self._generate(messages, stop, run_manager, **kwargs)
+
+    class KitSaver(memory.InMemorySaver):  # type: ignore[misc,name-defined]
+        """LangGraph's in-memory saver whose ``messages`` channel lives in the kit's store."""
+
+        def __init__(self, run: _Run) -> None:
+            super().__init__()
+            self._run = run
+
+        def _stored(self) -> list[Any]:
+            stored = self._run.env.store.messages(self._run.thread)
+            found = []
+            for message in stored:
+                kept = dict(message.metadata).get(MESSAGE_KEY)
+                if isinstance(kept, Mapping):
+                    found.append(messages_mod.messages_from_dict([_plain(kept)])[0])
+                else:  # written by someone else: the kit message as LangChain's
+                    found.append(_foreign(message, messages_mod))
+            return found
+
+        def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            values = checkpoint.get("channel_values") or {}
+            if "messages" in values:
+                self._append_new(list(values["messages"]))
+            return super().put(config, checkpoint, metadata, new_versions)
+
+        def _append_new(self, snapshot: list[Any]) -> None:
+            env = self._run.env
+            stored = [_plain(messages_mod.message_to_dict(m)) for m in self._stored()]
+            mine = [_plain(messages_mod.message_to_dict(m)) for m in snapshot]
+            if mine[:len(stored)] != stored:
+                changed = next((i for i, (a, b) in enumerate(zip(stored, mine, strict=False))
+                                if a != b), min(len(stored), len(mine)))
+                env.emit("rewrite", thread=self._run.thread, index=changed,
+                         stored=len(stored), checkpoint=len(mine))
+                raise CheckpointRewriteError(
+                    f"the checkpoint changes stored message {changed} of {len(stored)} "
+                    f"(it holds {len(mine)}); the kit's store only appends")
+            new = snapshot[len(stored):]
+            if new:
+                env.store.append(self._run.thread, [
+                    kit_message(m, env.ids.next("msg"), messages_mod) for m in new])
+
+        def get_tuple(self, config: Any) -> Any:
+            found = super().get_tuple(config)
+            if found is None or "messages" not in found.checkpoint.get("channel_values", {}):
+                return found
+            checkpoint = {**found.checkpoint, "channel_values": {
+                **found.checkpoint["channel_values"], "messages": self._stored()}}
+            return base.CheckpointTuple(found.config, checkpoint, found.metadata,
+                                        found.parent_config, found.pending_writes)
+
+    return {"model": KitChatModel, "saver": KitSaver, "messages": messages_mod}
+
+
+def _foreign(message: Message, messages_mod: Any) -> Any:
+    """A kit message another writer stored, as the langchain-core message of its role."""
+    if message.role == "user":
+        return messages_mod.HumanMessage(content=message.text, id=message.id)
+    if message.role == "system":
+        return messages_mod.SystemMessage(content=message.text, id=message.id)
+    if message.role == "tool":
+        call = next((p.get("call_id") for p in message.parts if isinstance(p, Mapping)), "")
+        return messages_mod.ToolMessage(content=message.text, tool_call_id=str(call or ""),
+                                        id=message.id)
+    return messages_mod.AIMessage(content=message.text, id=message.id)
+
+
+class LangGraphRuntime:
+    """``create_react_agent`` with a :class:`KitSaver`, for ``save-policy`` scripts,
+    under one durability mode (``None``: LangGraph's default)."""
+
+    hooks = frozenset({"tool_error", "approval", "stream"})
+    """The optional hooks LangGraph has and the adapter translates (see the module)."""
+
+    def __init__(self, durability: str | None = None) -> None:
+        if durability is not None and durability not in DURABILITIES:
+            raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
+        self.durability = durability
+        self._prebuilt = require("langgraph.prebuilt", EXTRA)
+        self._langgraph_types = require("langgraph.types", EXTRA)
+        self._tools = require("langchain_core.tools", EXTRA)
+        self._types = _build_types()
+        self.version = library_versions("langgraph", "langgraph-prebuilt", "langchain-core")
+
+    @property
+    def profiles(self) -> frozenset[str]:
+        """Only ``save-policy``: the agent keeps a conversation, nothing else the kit judges."""
+        return frozenset({PROFILE})
+
+    def execute(self, script: Mapping[str, Any], env: Any) -> Mapping[str, JSONValue]:
+        """Run every run of ``script`` through the agent graph; return what its caller saw."""
+        if script.get("profile") != PROFILE:
+            raise ValueError(f"profile: the langgraph runtime runs only {PROFILE!r}")
+        result: dict[str, Any] = {}
+
+        def work() -> None:
+            result["value"] = asyncio.run(self._execute(script, env))
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            work()
+        else:  # called from inside an event loop: run ours on a thread of its own
+            failed: list[BaseException] = []
+
+            def guarded() -> None:
+                try:
+                    work()
+                except BaseException as exc:
+                    failed.append(exc)
+
+            thread = threading.Thread(target=guarded)
+            thread.start()
+            thread.join()
+            if failed:
+                raise failed[0]
+        value: Mapping[str, JSONValue] = result["value"]
+        return value
+
+    async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
+        thread = str(script.get("thread", "thread"))
+        run = _Run(env, thread, script)
+        graph = self._graph(script, run)
+        config = {"configurable": {"thread_id": thread},
+                  "recursion_limit": 2 * int(script.get("max_rounds", 8)) + 2}
+        runs: list[JSONValue] = []
+        for spec in script.get("runs") or []:
+            runs.append(await self._one_run(graph, script, spec, run, config))
+        return {"thread": thread, "runs": runs}
+
+    def _graph(self, script: Mapping[str, Any], run: _Run) -> Any:
+        env = run.env
+        tools = [self._tool(str(name), _argument_names(script, str(name)), run)
+                 for name in (script.get("tools") or {})]
+
+        def on_tool_error(error: Exception) -> str:
+            verdict = env.hook("tool_error", freeze_json(
+                {"tool": getattr(error, "tool", None),
+                 "error": {"type": _error_of(error)["type"], "message": str(error)}}))
+            if verdict.get("action") == "terminate":
+                raise error  # as without a handler: the graph ends with it
+            return str(self._prebuilt.tool_node.TOOL_CALL_ERROR_TEMPLATE.format(
+                error=repr(error)))
+
+        node = self._prebuilt.ToolNode(tools, handle_tool_errors=on_tool_error)
+        return self._prebuilt.create_react_agent(
+            self._types["model"](run=run), node, checkpointer=self._types["saver"](run),
+        )
+
+    def _tool(self, name: str, names: Sequence[str], run: _Run) -> Any:
+        env = run.env
+        tools = self._tools
+        interrupt = self._langgraph_types.interrupt
+        messages_mod = self._types["messages"]
+        pydantic = require("pydantic", EXTRA)
+        fields: dict[str, Any] = {n: (Any, None) for n in names if n.isidentifier()}
+        fields["tool_call_id"] = (Annotated[str, tools.InjectedToolCallId], ...)
+        schema = pydantic.create_model(f"{name}_arguments", **fields)
+
+        async def invoke(tool_call_id: str, **args: Any) -> Any:
+            given = {k: v for k, v in args.items() if v is not None}
+            if tool_call_id in run.approvals:
+                answer = interrupt({"tool": name, "call_id": tool_call_id, "args": given})
+                if not (isinstance(answer, Mapping) and answer.get("approved")):
+                    reason = answer.get("reason") if isinstance(answer, Mapping) else None
+                    return messages_mod.ToolMessage(
+                        content=f"ToolApprovalDenied: {reason or 'not approved'}",
+                        tool_call_id=tool_call_id, name=name, status="error",
+                        id=env.ids.next("lc"))
+            try:
+                result = env.tool(name, freeze_json(given), tool_call_id)
+            except Exception as exc:
+                exc.tool = name  # type: ignore[attr-defined]  # for the tool-error hook
+                raise
+            text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
+            return messages_mod.ToolMessage(content=text, tool_call_id=tool_call_id,
+                                            name=name, id=env.ids.next("lc"))
+
+        return tools.StructuredTool.from_function(
+            coroutine=invoke, name=name, description=f"the scripted tool {name}",
+            args_schema=schema, infer_schema=False,
+        )
+
+    async def _one_run(self, graph: Any, script: Mapping[str, Any], spec: Any, run: _Run,
+                       config: dict[str, Any]) -> JSONValue:
+        if not isinstance(spec, Mapping):
+            return _report("unsupported", None, None,
+                           {"type": "Unsupported", "message": "a run must be an object"})
+        messages_mod = self._types["messages"]
+        if isinstance(spec.get("input"), str):
+            given: Any = {"messages": [messages_mod.HumanMessage(
+                content=spec["input"], id=run.env.ids.next("lc"))]}
+        elif isinstance(spec.get("resume"), Mapping):
+            given = self._langgraph_types.Command(resume=dict(spec["resume"]))
+        else:
+            return _report("unsupported", None, None,
+                           {"type": "Unsupported",
+                            "message": "the adapter translates runs with an input or a resume"})
+        streamed = bool(spec.get("stream", script.get("stream", False)))
+        modes = ["values", "updates", *(["messages"] if streamed else [])]
+        options: dict[str, Any] = {"stream_mode": modes}
+        if self.durability is not None:
+            options["durability"] = self.durability
+        last: Any = None
+        pending: list[JSONValue] = []
+        try:
+            async for mode, chunk in graph.astream(given, config, **options):
+                if mode == "values":
+                    last = chunk
+                elif mode == "updates" and isinstance(chunk, Mapping):
+                    for interrupt in chunk.get("__interrupt__") or ():
+                        pending.append(freeze_json(_plain(getattr(interrupt, "value", None))))
+                elif mode == "messages":
+                    piece, _ = chunk
+                    text = _text_of(getattr(piece, "content", ""))
+                    if getattr(piece, "type", "") in ("ai", "AIMessageChunk") and text:
+                        run.env.emit("chunk", text=text)
+        except Exception as exc:  # LangGraph's caller sees the run raise
+            return _report("failed", None, None, _error_of(exc))
+        if pending:
+            return {**_report("suspended", None, None, None), "pending_tool_calls": [
+                {"id": p.get("call_id"), "name": p.get("tool"), "args": p.get("args")}
+                if isinstance(p, Mapping) else p for p in pending]}
+        final = (last or {}).get("messages") or [] if isinstance(last, Mapping) else []
+        reply = _text_of(final[-1].content) if final and final[-1].type == "ai" else None
+        return _report("completed", None, reply, None)
+
+
+def _argument_names(script: Mapping[str, Any], tool: str) -> list[str]:
+    """The argument names the script's model passes ``tool`` (its parameters)."""
+    names: list[str] = []
+    for step in _steps(script):
+        for call in step.get("tool_calls") or []:
+            if isinstance(call, Mapping) and call.get("name") == tool:
+                names += [str(k) for k in (call.get("args") or {}) if str(k) not in names]
+    return names
+
+
+def _error_of(exc: BaseException) -> dict[str, JSONValue]:
+    scripted = getattr(exc, "error", None)
+    if isinstance(scripted, Mapping):
+        return {"type": str(getattr(exc, "type_name", None) or scripted.get("type") or "Error"),
+                "message": str(scripted.get("message", ""))}
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def _report(outcome: str, stage: str | None, reply: JSONValue,
+            error: dict[str, JSONValue] | None) -> dict[str, JSONValue]:
+    return {"outcome": outcome, "stage": stage, "reply": reply, "error": error}
+
+
+def langgraph_runtime() -> LangGraphRuntime:
+    """``--runtime langgraph``: LangGraph's default durability (``async``, not passed)."""
+    return LangGraphRuntime()
+
+
+def langgraph_async_runtime() -> LangGraphRuntime:
+    """``--runtime langgraph:async``: ``durability="async"`` passed explicitly."""
+    return LangGraphRuntime("async")
+
+
+def langgraph_sync_runtime() -> LangGraphRuntime:
+    """``--runtime langgraph:sync``: each checkpoint saved before the next step starts."""
+    return LangGraphRuntime("sync")
+
+
+def langgraph_exit_runtime() -> LangGraphRuntime:
+    """``--runtime langgraph:exit``: checkpoints saved only when the graph exits."""
+    return LangGraphRuntime("exit")
