@@ -497,8 +497,9 @@ def sp_pending_stored(sp_observation: dict[str, Any]) -> None:
 @then("every stored save-policy message carries its run id and a round counted from 1")
 @decides("SP-030")
 def sp_run_ids_and_rounds(sp_observation: dict[str, Any]) -> None:
-    """run_id names the run that made the message; round is its round within the run."""
-    runs = {r["run_id"]: r for r in sp_observation["runs"]}
+    """run_id names the run that made the message; round is its round within the run.
+    A runtime whose runs name no run id (a framework that has none) fails it."""
+    runs = {r.get("run_id") for r in sp_observation["runs"] if isinstance(r, Mapping)} - {None}
     problems = []
     for batch in appended_batches(sp_observation, _thread(sp_observation)):
         for m in batch:
