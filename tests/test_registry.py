@@ -50,6 +50,16 @@ def test_a_runtime_is_named_or_given_as_module_factory() -> None:
     )
 
 
+def test_each_langgraph_durability_mode_is_a_named_runtime_not_a_module() -> None:
+    """``langgraph:exit`` looks like ``module:factory`` but is a name: the
+    adapter's factory for that mode, never ``getattr(langgraph, "exit")``."""
+    for name in ("langgraph", "langgraph:async", "langgraph:sync", "langgraph:exit"):
+        target = resolve_runtime(name)
+        assert target.startswith("memconform.adapters.libraries.langgraph_runtime:")
+        assert target.endswith("_runtime")
+    assert len({resolve_runtime(n) for n in BUILTIN_RUNTIMES if n.startswith("langgraph")}) == 4
+
+
 def test_a_bad_query_is_a_url_error() -> None:
     with pytest.raises(StoreURLError, match="twice"):
         open_store("tests.bad_store_adapters:unlocked_file_store?path=a&path=b")

@@ -73,6 +73,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
@@ -369,9 +370,13 @@ class LangGraphRuntime:
                 error=repr(error)))
 
         node = self._prebuilt.ToolNode(tools, handle_tool_errors=on_tool_error)
-        return self._prebuilt.create_react_agent(
-            self._types["model"](run=run), node, checkpointer=self._types["saver"](run),
-        )
+        with warnings.catch_warnings():
+            # deprecated for langchain's create_agent, which the pinned extra does not
+            # install; the graph it builds is the one LangGraph 1.x users run
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return self._prebuilt.create_react_agent(
+                self._types["model"](run=run), node, checkpointer=self._types["saver"](run),
+            )
 
     def _tool(self, name: str, names: Sequence[str], run: _Run) -> Any:
         env = run.env
