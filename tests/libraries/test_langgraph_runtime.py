@@ -185,3 +185,35 @@ def test_the_fingerprint_is_stable_and_names_the_readmes_nearest_policy(
         "model call 1 retried", "cancel before model call 2", "output guardrail fails",
         "output guardrail blocks", "run-end hook fails", "run-end hook cancels",
     }
+
+
+def test_a_checkpoint_rewriting_a_stored_message_is_reported_not_appended() -> None:
+    import langchain_core.messages as messages_mod
+    from langchain_core.messages import HumanMessage
+
+    from memconform.adapters.libraries.langgraph_runtime import (
+        CheckpointRewriteError,
+        _build_types,
+        _Run,
+        kit_message,
+    )
+
+    script = base_script(THREAD, None)
+    store = MemoryStore()
+    proxy = RecordingStore(store)
+    env = Environment(script, proxy)
+    try:
+        saver = _build_types()["saver"](_Run(env, THREAD, script))
+        proxy.append(THREAD, [kit_message(HumanMessage(content=PROMPT, id="lc-1"), "msg-1",
+                                          messages_mod)])
+        changed = {"id": "c1", "channel_values": {
+            "messages": [HumanMessage(content="another question", id="lc-1")]}}
+        config = {"configurable": {"thread_id": THREAD, "checkpoint_ns": ""}}
+        with pytest.raises(CheckpointRewriteError, match="stored message 0 of 1"):
+            saver.put(config, changed, {}, {})
+    finally:
+        proxy.close()
+    timeline = [e.to_json() for e in proxy.timeline]
+    events = [e for e in timeline if e["kind"] == "event"]
+    assert [(e["name"], e["index"], e["stored"]) for e in events] == [("rewrite", 0, 1)]
+    assert [m.text for m in store.messages(THREAD)] == [PROMPT]
