@@ -149,7 +149,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--runtime",
-        help="runtime under test as module:factory or a framework's name (openai-agents); "
+        help="runtime under test as module:factory or a framework's name (openai-agents, "
+        "langgraph, langgraph:async|sync|exit); "
         "judges every runtime-subject rule and runs only their scenarios",
     )
     run.add_argument("--out", default="memconform-report", help="report folder")
@@ -242,8 +243,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     fingerprint.add_argument(
         "--runtime", default="simulator",
-        help="simulator, a simulator variant (anvia-main), a framework's name (openai-agents) "
-        "or module:factory (default: simulator)",
+        help="simulator, a simulator variant (anvia-main), a framework's name (openai-agents, "
+        "langgraph, langgraph:async|sync|exit) or module:factory (default: simulator)",
     )
     fingerprint.add_argument(
         "--policy", choices=("message", "turn", "run"),
