@@ -49,10 +49,15 @@ is plugged into one piece of the environment:
   timeline as a ``rewrite`` event and the ``put`` raises
   :class:`CheckpointRewriteError`, so the run shows it. Reading a checkpoint
   back (``get_tuple``) takes its ``messages`` from the store, so the store
-  under test is the one the next run reads. Pending writes (``put_writes``:
+  under test is the one the next run reads (a thread the saver never
+  checkpointed, written by another process, starts without a checkpoint: the
+  saver's channel versions are LangGraph's own and are not in the store).
+  Pending writes (``put_writes``:
   a finished task's writes before its step's checkpoint, ``__error__`` and
   ``__interrupt__`` markers) stay in the saver's memory: they are not the
-  thread's messages;
+  thread's messages, and an ``__error__`` write is no ``record_error`` call
+  (an error record names a run and holds its messages; LangGraph's write
+  holds only the exception of one task);
 - a streamed run is LangGraph's ``astream`` with the ``messages`` mode: each
   piece of an answer it yields is a ``chunk`` event on the timeline.
 
@@ -61,8 +66,9 @@ Translate, never fix
 LangGraph has no save-policy setting: a script's ``save_policy`` is not passed
 anywhere. The adapter declares the optional hooks it translates
 (:attr:`LangGraphRuntime.hooks`: tool errors, approvals, streaming); a
-failure point needing another (guardrails, a run-end hook, cancellation,
-retries) is ``unsupported``, never emulated. It stamps no run ids or rounds
+failure point needing another (guardrails, a run-end hook, cancellation; the
+prebuilt agent sets no retry policy on its model node) is ``unsupported``,
+never emulated. It stamps no run ids or rounds
 (it ``provides`` nothing) and returns only what LangGraph's caller sees: each
 run's outcome, reply, error and pending tool calls, never the model's calls
 or the messages the run made.
