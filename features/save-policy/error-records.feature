@@ -89,6 +89,26 @@ Feature: Save-policy failure records are kept apart from the transcript
         | turn    |
         | run     |
 
+  Rule: a resumed run that fails is recorded like any failed run
+
+    @errors @SP-013 @SP-014 @with-approval @with-second-run
+    Scenario Outline: Save-policy <policy> resumed run failing at its model call is recorded once with its new messages
+      Given the save-policy store keeps error records
+      And a save-policy agent with the "<policy>" save policy
+      And the save-policy tool call needs approval
+      And a later save-policy run approves the pending tool call
+      And the save-policy run meets the failure point "later model call"
+      When the save-policy script is executed
+      Then save-policy run 2 ends "failed"
+      And record_error was called once, for save-policy run 2, with "<roles>"
+      And the save-policy error record holds the error "ModelError"
+
+      Examples:
+        | policy  | roles     |
+        | message | tool,tool |
+        | turn    | tool,tool |
+        | run     | tool,tool |
+
   Rule: blocks, suspensions and completed runs leave no error record
 
     @errors @SP-015

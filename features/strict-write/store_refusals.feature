@@ -27,3 +27,9 @@ Feature: Strict-write: a memory write the store refused fails the turn
       And the store refuses the strict-write agent's append number 2
       When the strict-write agent answers "What's the weather?"
       Then the strict-write turn 1 ends in state "ERROR" because the store refused a write
+
+    @SW-033 @with-store-refusal @with-streaming
+    Scenario: Strict-write off: a streamed turn whose task write the store refused ends in ERROR
+      Given the store refuses the strict-write agent's append number 2
+      When the strict-write agent answers "What's the weather?" while streaming
+      Then the strict-write turn 1 ends in state "ERROR" because the store refused a write

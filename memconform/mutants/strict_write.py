@@ -195,6 +195,10 @@ MUTANTS: list[Mutant] = [
     _runtime("sw-swallows-store-refusal",
              "Takes a memory write the store refused as written and ends the turn READY.",
              {"SW-033"}, swallow_store_refusals=True),
+    _runtime("sw-swallows-streamed-store-refusal",
+             "Takes a memory write the store refused as written while the turn streams, "
+             "and ends that turn READY.",
+             {"SW-033"}, swallow_streamed_store_refusals=True),
     _runtime("sw-swallows-commit-refusal",
              "Takes a set_committed the store refused as done and runs the remaining tasks.",
              {"SW-043"}, swallow_commit_refusals=True),

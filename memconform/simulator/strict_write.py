@@ -183,6 +183,7 @@ class Behaviour:
     - ``task_type_field``: entries carry ``taskType`` (the EDDI code does);
     - ``swallow_store_refusals``: a memory write the store refused is taken as
       written (wrong: SW-033 wants the turn to end in ``ERROR``);
+    - ``swallow_streamed_store_refusals``: the same, only while the turn streams;
     - ``swallow_commit_refusals``: a ``set_committed`` the store refused is taken
       as done (wrong: SW-043 wants the turn to stop and end in ``ERROR``).
     """
@@ -214,6 +215,7 @@ class Behaviour:
     empty_reply_on_error: bool = True
     task_type_field: bool = False
     swallow_store_refusals: bool = False
+    swallow_streamed_store_refusals: bool = False
     swallow_commit_refusals: bool = False
 
 
@@ -479,6 +481,7 @@ class Executor:
                 f"{_POLICY_PATH}.enabled: strict write needs a store declaring 'commit-flags'"
             )
         self._log: list[Message] = []
+        self._streaming = False
 
     # -- policy ------------------------------------------------------------------------------
 
@@ -533,7 +536,10 @@ class Executor:
         try:
             self.env.store.append(self.thread, [message])
         except StoreError:
-            if not self.behaviour.swallow_store_refusals:
+            swallowed = self.behaviour.swallow_store_refusals or (
+                self.behaviour.swallow_streamed_store_refusals and self._streaming
+            )
+            if not swallowed:
                 raise
         self._log.append(message)
         return message
@@ -716,6 +722,7 @@ class Executor:
 
     def _run_turn(self, number: int, text: str, streaming: bool) -> dict[str, JSONValue]:
         turn = _Turn(number, text, streaming)
+        self._streaming = streaming
         self._write(number, None, "input", "input", "set", text)
         step_start = len(self._log)
         previous = self._previous_actions(number)

@@ -640,14 +640,28 @@ def sp_record_error_once(sp_observation: dict[str, Any], roles: str) -> None:
     runtime's account of its run: the messages of every append the run attempted
     (refused ones included) come first, in order; the user message carries the
     input the kit gave; the assistant messages carry its fake model's replies."""
+    _record_error_once(sp_observation, roles, 1)
+
+
+@then(parsers.parse(
+    'record_error was called once, for save-policy run {number:d}, with "{roles}"'
+))
+@decides("SP-013", "SP-014", "SP-016")
+def sp_record_error_once_for_run(sp_observation: dict[str, Any], number: int, roles: str) -> None:
+    """As the step above, for run ``number`` of the script (a resumed run, for
+    instance): its record holds the messages that run attempted to append."""
+    _record_error_once(sp_observation, roles, number)
+
+
+def _record_error_once(sp_observation: dict[str, Any], roles: str, number: int) -> None:
     calls = _error_records(sp_observation)
     expect_equal("record_error calls", 1, len(calls), rules=("SP-013",))
     record = ErrorRecord.from_json(calls[0]["args"][1])
-    run = _run(sp_observation, 1)
+    run = _run(sp_observation, number)
     expect_equal("roles of the messages given to record_error",
                  "" if roles == "none" else roles,
                  ",".join(m.role for m in record.messages), rules=("SP-014",))
-    entries = _run_entries(sp_observation, 1)
+    entries = _run_entries(sp_observation, number)
     before = entries[:next((i for i, e in enumerate(entries) if e["seq"] == calls[0]["seq"]),
                            len(entries))]
     thread = _thread(sp_observation)
@@ -659,9 +673,9 @@ def sp_record_error_once(sp_observation: dict[str, Any], roles: str) -> None:
     given = [(m.id, m.role) for m in record.messages]
     expect_equal("messages given to record_error, against every append the run attempted",
                  attempted, given[:len(attempted)], rules=("SP-014",))
-    inputs = sp_observation.get("inputs") or [None]
+    inputs = list(sp_observation.get("inputs") or []) + [None] * number
     expect_equal("texts of the user messages given to record_error",
-                 [inputs[0]] if "user" in [m.role for m in record.messages] else [],
+                 [inputs[number - 1]] if "user" in [m.role for m in record.messages] else [],
                  [m.text for m in record.messages if m.role == "user"], rules=("SP-014",))
     replies = [
         e["response"].get("reply") or "" for e in before
