@@ -371,3 +371,17 @@ def test_redaction_is_idempotent(case: tuple[dict[str, Any], list[str]]) -> None
     error, _ = case
     once = redact_secrets(str(error["message"]))
     assert redact_secrets(once) == once
+
+
+def test_the_cut_counts_characters_and_the_byte_counting_switch_counts_bytes() -> None:
+    """Greek letters take two UTF-8 bytes and an emoji four: the reference cuts at
+    200 characters, the mutants' switch at 200 bytes (far fewer characters)."""
+    reason = "Η αποθήκη απάντησε με σφάλμα 📦 " * 20
+    error = {"type": "LifecycleException", "message": reason}
+    cut = digest_text("ai.labs.llm", error)
+    assert len(cut) == MAX_DIGEST_LENGTH
+    assert cut.endswith("...")
+    in_bytes = digest_text("ai.labs.llm", error, DigestRules(cut_in_bytes=True))
+    assert len(in_bytes.encode("utf-8")) <= MAX_DIGEST_LENGTH < len(cut.encode("utf-8"))
+    assert in_bytes.endswith("...")
+    assert len(in_bytes) < len(cut)
