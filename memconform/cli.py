@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -96,6 +96,23 @@ What is judged, and what runs:
                               judged: --store --profile store is the `store` profile alone)
   --rule ID                   narrows that to rule ID; with --profile, the rules of either
   --certify                   everything, thoroughly; refuses any narrowing
+
+What a runtime declares, as a store declares capabilities: `profiles` (required)
+and optionally `policies`, the save policies it implements (message, turn, run),
+and `hooks`, the optional hooks it has natively. For example
+
+    class Harness:
+        profiles = frozenset({"save-policy"})
+        policies = frozenset({"turn"})   # the framework saves once per round
+        def execute(self, script, env): ...
+
+A save-policy scenario of a policy not declared is `unsupported` (naming the
+policy), never failed. Runtime conformance classes are per profile and, for
+save-policy, per policy (save-policy/turn); a runtime achieves only what it
+declared. One that declares no `policies` still runs and is judged on every
+save-policy scenario but claims no save-policy class; `policies = frozenset()`
+says it implements none (scenarios configuring a policy are unsupported). An
+unknown policy name is the adapter's error (exit 3).
 
 On a terminal a progress line counts the scenarios as they end; in a CI log (no
 terminal, or CI set) nothing is printed until the summary. pytest's own output is
@@ -543,8 +560,9 @@ def _probe_runtime(target: str) -> None:
     """Build the runtime named ``module:factory`` once, as the suite will.
 
     A name that resolves to nothing is a usage error; a module that does not
-    import, a factory that raises or an object without ``execute`` and
-    ``profiles`` is the adapter's failure."""
+    import, a factory that raises, an object without ``execute`` and
+    ``profiles``, or a ``policies`` declaration naming an unknown save policy
+    is the adapter's failure."""
     import importlib
 
     module_name, sep, attr = target.partition(":")
@@ -579,6 +597,12 @@ def _probe_runtime(target: str) -> None:
         raise _AdapterFailure(
             f"the runtime built by {target!r} has no {' and no '.join(missing_parts)}"
         )
+    from memconform.simulator.runtime import declared_policies
+
+    try:
+        declared_policies(runtime)
+    except ValueError as exc:
+        raise _AdapterFailure(f"the runtime built by {target!r}: {exc}") from None
 
 
 def _store_identity(store: object) -> dict[str, str]:
@@ -1081,9 +1105,28 @@ def _print_summary(results: Any, written: Sequence[Path], code: int, scenarios: 
     totals = data.get("footer", {}).get("totals", {})
     shown = ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v)
     print(f"memconform: {shown or 'no rules run'} ({_count(scenarios, 'scenario')} run)")
+    runtime_line = _runtime_classes_line(data)
+    if runtime_line:
+        print(runtime_line)
     for path in written:
         print(f"  wrote {path}")
     print(f"  exit code {code}")
+
+
+def _runtime_classes_line(data: Mapping[str, Any]) -> str | None:
+    """One line on the runtime conformance classes of a run (``None`` when it has
+    none): those achieved, and those claimed (declared) but not achieved."""
+    classes = data.get("runtime_classes") or []
+    if not classes:
+        return None
+    claimed = [c for c in classes if c.get("claimed")]
+    if not claimed:
+        return ("memconform: runtime classes: none claimed (the runtime declares no "
+                "profile or save policy it implements)")
+    achieved = [c["name"] for c in claimed if c.get("status") == "achieved"]
+    missed = [f"{c['name']} ({c['status']})" for c in claimed if c.get("status") != "achieved"]
+    line = f"memconform: runtime classes achieved: {', '.join(achieved) or 'none'}"
+    return line + (f"; not achieved: {', '.join(missed)}" if missed else "")
 
 
 # -- report -------------------------------------------------------------------------

@@ -54,6 +54,12 @@ class BrokenSavePolicyRuntime:
         """Every profile the simulator executes."""
         return self._simulator.profiles
 
+    @property
+    def policies(self) -> frozenset[str]:
+        """Every save policy the simulator declares (a mutant breaks one, it does
+        not stop declaring it)."""
+        return self._simulator.policies
+
     def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
         """Run ``save-policy`` scripts on the broken executor, others on the simulator."""
         if script.get("profile") == PROFILE:

@@ -24,8 +24,8 @@ from memconform.properties.store_model import (
     minimise,
     model_for,
 )
-from memconform.simulator.runtime import Runtime
-from memconform.steps.common import unsupported
+from memconform.simulator.runtime import SAVE_POLICIES, Runtime, declared_policies
+from memconform.steps.common import note_policies, unsupported
 
 F = TypeVar("F", bound=Callable[..., None])
 
@@ -101,6 +101,8 @@ def test_generated_runs_persist_like_the_reference(
     simulator leaves them, and keep every save-policy invariant."""
     if "save-policy" not in runtime.profiles:
         pytest.skip("unsupported: the runtime does not execute the save-policy profile")
+    declared = declared_policies(runtime)
+    note_policies(request, [p for p in SAVE_POLICIES if declared is None or p in declared])
     thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
 
-    run_property(runtime, store, SETTINGS[thoroughness])()
+    run_property(runtime, store, SETTINGS[thoroughness], policies=declared)()

@@ -20,6 +20,7 @@ caught, not accommodated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,9 +243,12 @@ run_choices = st.builds(
 
 
 @st.composite
-def generated_runs(draw: st.DrawFn) -> GeneratedRun:
-    """A ``save-policy`` script of 1-3 runs on one thread and the plan of each run."""
-    policy = draw(st.sampled_from(("message", "turn", "run", None)))
+def generated_runs(
+    draw: st.DrawFn, policies: Sequence[str | None] = ("message", "turn", "run", None)
+) -> GeneratedRun:
+    """A ``save-policy`` script of 1-3 runs on one thread and the plan of each run,
+    under one of ``policies`` (``None``: no policy configured)."""
+    policy = draw(st.sampled_from(tuple(policies)))
     return build(policy, draw(st.lists(run_choices, min_size=1, max_size=3)))
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +48,7 @@ from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.properties.run_scripts import EXPLICIT, GeneratedRun, PlannedRun, generated_runs
 from memconform.simulator.environment import ScriptError
-from memconform.simulator.runtime import Runtime, Simulator, observe
+from memconform.simulator.runtime import SAVE_POLICIES, Runtime, Simulator, observe
 from memconform.values import Message, same_value
 
 __all__ = [
@@ -272,14 +272,20 @@ def check_run(run: GeneratedRun, runtime: Runtime, store: RecordingStore) -> Non
 def run_property(
     runtime: Runtime, store: RecordingStore, chosen: settings,
     failed: Callable[[GeneratedRun], None] | None = None,
+    policies: Collection[str] | None = None,
 ) -> Callable[[], None]:
     """The Hypothesis search of :func:`check_run` under ``chosen`` settings: the
     :data:`~memconform.properties.run_scripts.EXPLICIT` scripts first (already
     minimal, so not shrunk), then generated ones; ``failed`` is told every script
-    that breaks an invariant (the last one told is the shrunk counterexample)."""
+    that breaks an invariant (the last one told is the shrunk counterexample).
+    ``policies`` (the save policies the runtime declares; ``None``: it declares
+    none, so all are run) limits the scripts to those policies and to scripts
+    configuring no policy."""
+    allowed: tuple[str | None, ...] = (
+        *(p for p in SAVE_POLICIES if policies is None or p in policies), None)
 
     @chosen
-    @given(generated_runs())
+    @given(generated_runs(allowed))
     def each(run: GeneratedRun) -> None:
         try:
             check_run(run, runtime, store)
@@ -289,5 +295,6 @@ def run_property(
             raise
 
     for script in EXPLICIT:
-        each = example(script)(each)
+        if script.policy in allowed:
+            each = example(script)(each)
     return each

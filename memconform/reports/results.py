@@ -221,7 +221,8 @@ class RuleResult(Rule):
 
 @dataclass(frozen=True)
 class ClassResult:
-    """One conformance class: ``core`` or a capability.
+    """One conformance class: ``core`` or a capability (a store class), or a
+    runtime profile, per save policy for ``save-policy`` (``save-policy/turn``).
 
     ``status`` is ``achieved`` (claimed, scored, every scored MUST rule passes),
     ``partial`` (the same, but a stated selection left some of the class's
@@ -309,6 +310,14 @@ class Results:
     problems: tuple[str, ...] = field(default=())
     coverage: dict[str, Any] | None = None
     fingerprint: dict[str, Any] | None = None
+    runtime_classes: tuple[ClassResult, ...] = ()
+    """The runtime conformance classes (empty when no runtime declared anything
+    the kit read, as in a store run); claimed only for what the runtime declared."""
+
+    @property
+    def runtime_achieved(self) -> list[str]:
+        """The runtime conformance classes achieved, in class order."""
+        return [c.name for c in self.runtime_classes if c.status == "achieved"]
 
     @property
     def complete(self) -> bool:
@@ -390,6 +399,8 @@ class Results:
             data["coverage"] = self.coverage
         if self.fingerprint is not None:
             data["fingerprint"] = self.fingerprint
+        if self.runtime_classes:
+            data["runtime_classes"] = [c.to_json() for c in self.runtime_classes]
         return data
 
     @classmethod
@@ -599,9 +610,16 @@ def _header(data: Any, version_1: bool = False) -> dict[str, Any]:
         raise ResultsError("header.store.capabilities: expected names")
     runtime = _Reader(
         h.get("runtime", dict), "header.runtime", ("identity", "version", *added["required"]),
-        added["also"],
+        (*added["also"], "declares"),
     )
     runtime.text("identity", nullable=True)
+    declares = runtime.get("declares", dict)
+    if declares is not None:
+        said = _Reader(declares, "header.runtime.declares", ("profiles", "policies"))
+        for key in ("profiles", "policies"):
+            names = said.get(key, list, nullable=key == "policies")
+            if names is not None and not all(isinstance(n, str) for n in names):
+                raise ResultsError(f"header.runtime.declares.{key}: expected names")
     runtime.text("version", nullable=True)
     for part, reader in (("store", store), ("runtime", runtime)):
         if not all(isinstance(p, str) for p in reader.get("provides", list) or []):
@@ -634,7 +652,8 @@ def _parse(data: Any) -> Results:
         raise ResultsError(
             f"results.format: {data.get('format')!r} is not one of {', '.join(READABLE_FORMATS)}"
         )
-    top = _Reader(data, "results", _TOP_KEYS, also=("footer", "coverage", "fingerprint"))
+    top = _Reader(data, "results", _TOP_KEYS,
+                  also=("footer", "coverage", "fingerprint", "runtime_classes"))
     version_1 = data["format"] == "memconform-results/1"
     header = _header(data["header"], version_1)
     catalogue_size = header["catalogue"]["rules"]
@@ -643,6 +662,8 @@ def _parse(data: Any) -> Results:
         _rule(x, f"rules[{i}]", version_1) for i, x in enumerate(top.get("rules", list))
     )
     classes = tuple(_class(x, f"classes[{i}]") for i, x in enumerate(top.get("classes", list)))
+    runtime_classes = tuple(_class(x, f"runtime_classes[{i}]")
+                            for i, x in enumerate(top.get("runtime_classes", list) or []))
     top.get("conformance", dict)
     baseline = top.get("baseline", dict, nullable=True)
     if baseline is not None:
@@ -671,7 +692,8 @@ def _parse(data: Any) -> Results:
     ):
         problems.append("the footer totals disagree with the rule entries")
     return Results(
-        header, rules, classes, baseline, footer, tuple(problems), coverage, fingerprint
+        header, rules, classes, baseline, footer, tuple(problems), coverage, fingerprint,
+        runtime_classes,
     )
 
 

@@ -46,7 +46,9 @@ ones excepted: they could not be judged). An ``inconclusive`` or
 not achieved; ``informational`` rules belong to no claimed class and count
 nowhere. When a stated selection left out some of the class's rules for the
 run's subject, the class is at most ``partial``: a partial run never claims
-a class. Nothing here reads the clock.
+a class. Runtime classes (per runtime profile, and per save policy for
+``save-policy``) are claimed only for what the runtime declared; see
+:mod:`memconform.reports.classes`. Nothing here reads the clock.
 """
 
 from __future__ import annotations
@@ -62,6 +64,13 @@ from memconform.adapters.contract import Capability
 from memconform.catalogue import Catalogue, Rule
 from memconform.mutants import mutants_by_rule
 from memconform.reports.baseline import Baseline, check_baseline
+from memconform.reports.classes import (
+    POLICY_PROFILE,
+    SAVE_POLICIES,
+    judge_class,
+    runtime_classes,
+    runtime_declaration,
+)
 from memconform.reports.escaping import redact_identity
 from memconform.reports.exitcode import code_for
 from memconform.reports.results import (
@@ -432,11 +441,6 @@ def _apply_baseline(
     return verdict, reason, use("not-applied")
 
 
-_NOT_JUDGED = frozenset({"not-scored", "unsupported", "informational"})
-"""Verdicts that say nothing about a claimed class: not scored here, not
-supported, or measured though the store does not claim it."""
-
-
 def _classes(
     rules: Sequence[RuleResult], claimed: set[str], unselected: set[str]
 ) -> tuple[ClassResult, ...]:
@@ -444,20 +448,8 @@ def _classes(
     for name in CLASSES:
         members = [r for r in rules if r.conformance_class == name]
         left_out = any(r.id in unselected for r in members)
-        judged = [r for r in members if r.verdict not in _NOT_JUDGED]
-        must = [r for r in judged if r.level == "MUST"]
-        passed = sum(1 for r in must if r.verdict in ("pass", "stale"))
-        xfail = sum(1 for r in must if r.verdict == "xfail")
-        is_claimed = name in claimed
-        if not is_claimed:
-            status = "not-claimed"
-        elif not judged:
-            status = "not-scored"
-        elif passed == len(must):
-            status = "partial" if left_out else "achieved"
-        else:
-            status = "not-achieved"
-        out.append(ClassResult(name, is_claimed, status, len(judged), len(must), passed, xfail))
+        pairs = [(r.level, r.verdict) for r in members]
+        out.append(judge_class(name, name in claimed, pairs, left_out))
     return tuple(out)
 
 
@@ -482,18 +474,24 @@ def build_results(
     if baseline is not None:
         check_baseline(baseline, catalogue)
     known = catalogue.ids
-    by_rule: dict[str, list[tuple[ScenarioEvidence, frozenset[str]]]] = {}
+    by_rule: dict[str, list[tuple[ScenarioEvidence, frozenset[str], frozenset[str]]]] = {}
     unknown_rules: set[str] = set()
     for outcome in outcomes:
         evidence = _evidence(outcome)
         needs = frozenset(str(c) for c in outcome.get("needs") or ())
+        policies = frozenset(str(p) for p in outcome.get("policies") or ())
         for raw_id in dict.fromkeys(outcome.get("rules") or ()):
             rule_id = str(raw_id)
             if rule_id not in known:
                 unknown_rules.add(rule_id)
                 continue
-            by_rule.setdefault(rule_id, []).append((evidence, needs))
+            by_rule.setdefault(rule_id, []).append((evidence, needs, policies))
     provided = _provided(head, outcomes)
+    declares = None if head["subject"] == "store" else runtime_declaration(head["runtime"],
+                                                                             outcomes)
+    if declares is not None:
+        head["runtime"]["declares"] = declares
+    per_policy: dict[str, dict[str, str]] = {}
     ran = {str(o.get("nodeid", "")) for o in outcomes}
     claimed = {"core", *head["store"]["capabilities"]}
     # a store that could not be opened (or a runtime that could not be built)
@@ -523,15 +521,23 @@ def build_results(
         if excluded is not None:
             verdict, reason = "not-scored", excluded
         elif rule.capability is not None and rule.capability not in claimed and not unopened:
-            scenarios = tuple(s for s, needs in entries if rule.capability in needs)
+            scenarios = tuple(s for s, needs, _ in entries if rule.capability in needs)
             verdict, reason, kit_error, measured = _unclaimed(rule, scenarios)
             rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
         else:
-            verdict, reason, kit_error = _judge(rule, scenarios)
-            if head["stopped_early"] and verdict == "pass":
-                verdict, reason = _cut_short(rule, ran, reason, head["stopped_early"], collected)
-            verdict, reason = _adapter_provided(rule, verdict, reason, provided)
-            verdict, reason, use = _apply_baseline(verdict, reason, rule, baseline, day)
+            def decide(chosen: Sequence[ScenarioEvidence], rule: Rule = rule) -> tuple[
+                    str, str, bool, BaselineUse | None]:
+                verdict, reason, kit_error = _judge(rule, chosen)
+                if head["stopped_early"] and verdict == "pass":
+                    verdict, reason = _cut_short(rule, ran, reason, head["stopped_early"],
+                                                 collected)
+                verdict, reason = _adapter_provided(rule, verdict, reason, provided)
+                verdict, reason, use = _apply_baseline(verdict, reason, rule, baseline, day)
+                return verdict, reason, kit_error, use
+
+            verdict, reason, kit_error, use = decide(scenarios)
+            if declares is not None and rule.profile == POLICY_PROFILE and entries:
+                per_policy[rule.id] = _per_policy(entries, decide)
             rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
             if verdict == "not-run":
                 not_run.append(rule.id)
@@ -567,6 +573,7 @@ def build_results(
         and head["subject"] in ("both", r.subject)
     }
     classes = _classes(results, claimed, unselected)
+    runtime = runtime_classes(results, per_policy, declares, unselected)
     reasons = _incomplete_reasons(not_run, unknown_rules, head["stopped_early"])
     complete = not reasons
     kit_error = bool(unknown_rules)
@@ -581,7 +588,22 @@ def build_results(
         unknown_rules=tuple(sorted(unknown_rules)),
         exit_code=code_for(results, kit_error, complete),
     )
-    return Results(head, tuple(results), classes, baseline_data, footer)
+    return Results(head, tuple(results), classes, baseline_data, footer,
+                   runtime_classes=runtime)
+
+
+def _per_policy(
+    entries: Sequence[tuple[ScenarioEvidence, frozenset[str], frozenset[str]]],
+    decide: Any,
+) -> dict[str, str]:
+    """A save-policy rule's verdict under each policy: judged the same way as
+    the rule, from the scenarios of that policy and those naming none;
+    ``not-scored`` for a policy none of its scenarios concerns."""
+    out: dict[str, str] = {}
+    for policy in SAVE_POLICIES:
+        chosen = [s for s, _, pols in entries if not pols or policy in pols]
+        out[policy] = decide(tuple(chosen))[0] if chosen else "not-scored"
+    return out
 
 
 def _baseline_summary(

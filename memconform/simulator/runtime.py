@@ -1,7 +1,9 @@
 """The runtime side: a runtime takes a script and returns an observation.
 
 A runtime is any object with ``profiles`` (the profile names it can execute)
-and ``execute(script, env)``; the reference :class:`Simulator` is one. The kit
+and ``execute(script, env)``; the reference :class:`Simulator` is one. It may
+also declare ``policies``, the save policies it implements (see
+:func:`declared_policies`), as a store declares capabilities. The kit
 builds the :class:`~memconform.simulator.environment.Environment` (and with it
 the recording proxy), so what the runtime did is observed, not self-reported.
 An exception out of a runtime other than the reference simulator is marked as
@@ -21,9 +23,11 @@ from memconform.values import JSONValue
 __all__ = [
     "OBSERVATION_SCHEMA",
     "PROFILE_MODULES",
+    "SAVE_POLICIES",
     "SCRIPT_SCHEMA",
     "Runtime",
     "Simulator",
+    "declared_policies",
     "observe",
 ]
 
@@ -41,9 +45,44 @@ PROFILE_MODULES: dict[str, str] = {
 ``execute(script, env) -> dict``."""
 
 
+SAVE_POLICIES: tuple[str, ...] = ("message", "turn", "run")
+"""The save policies of document 000, in report order."""
+
+
+def declared_policies(runtime: object) -> frozenset[str] | None:
+    """The save policies ``runtime`` declares it implements, from its optional
+    ``policies`` attribute (a set of :data:`SAVE_POLICIES` names).
+
+    ``None`` when it has no ``policies`` (it declares nothing: every save-policy
+    scenario still runs and is judged, but the runtime achieves no save-policy
+    conformance class); an empty set when it declares that it implements none
+    (every scenario configuring a policy is ``unsupported``). A value that is
+    not a set of names, or an unknown name, raises :class:`ValueError` naming
+    the known policies."""
+    declared = getattr(runtime, "policies", None)
+    if declared is None:
+        return None
+    if isinstance(declared, str) or not isinstance(declared, set | frozenset | list | tuple):
+        raise ValueError(f"the runtime's policies is {type(declared).__name__}, "
+                         f"expected a set of save policy names ({', '.join(SAVE_POLICIES)})")
+    names = frozenset(str(p) for p in declared)
+    unknown = sorted(names - set(SAVE_POLICIES))
+    if unknown:
+        raise ValueError(f"the runtime declares unknown save policies {', '.join(unknown)} "
+                         f"(known: {', '.join(SAVE_POLICIES)})")
+    return names
+
+
 @runtime_checkable
 class Runtime(Protocol):
-    """What an agent runtime implements to be judged by the kit."""
+    """What an agent runtime implements to be judged by the kit.
+
+    Optional attributes a runtime may add (not part of the protocol, read with
+    ``getattr``): ``policies``, the save policies it implements
+    (:func:`declared_policies`); ``hooks``, the optional hooks it has natively
+    (:func:`memconform.fingerprint.declared_hooks`); ``provides``, what its
+    adapter stamps itself. Runtime conformance classes are claimed only for
+    the declared profiles and, for ``save-policy``, the declared policies."""
 
     @property
     def profiles(self) -> frozenset[str]:
@@ -71,6 +110,12 @@ class Simulator:
     def profiles(self) -> frozenset[str]:
         """Every profile of the five documents."""
         return frozenset(PROFILE_MODULES)
+
+    @property
+    def policies(self) -> frozenset[str]:
+        """Every save policy (each variant too: a variant changes what a policy
+        does at a documented point, never which policies can be configured)."""
+        return frozenset(SAVE_POLICIES)
 
     def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
         """Dispatch to the profile's executor."""

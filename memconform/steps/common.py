@@ -34,6 +34,7 @@ from memconform.values import Message, same_value
 __all__ = [
     "HOW_PASSED",
     "INCONCLUSIVE_PREFIX",
+    "POLICIES_RUN",
     "PROMISES",
     "UNSUPPORTED_PREFIX",
     "CheckRecorder",
@@ -44,6 +45,7 @@ __all__ = [
     "how_passed",
     "inconclusive",
     "measures_unclaimed",
+    "note_policies",
     "require_capability",
     "scribble",
     "transcript_table",
@@ -177,6 +179,18 @@ def how_passed(request: pytest.FixtureRequest, how: str) -> None:
     writers ran, best effort or not); should the scenario pass, ``how`` becomes
     its message in the outcomes, results.json, JUnit and the report."""
     request.node.stash[HOW_PASSED] = how
+
+
+POLICIES_RUN = pytest.StashKey[list[str]]()
+"""Where :func:`note_policies` keeps the save policies a scenario executed."""
+
+
+def note_policies(request: pytest.FixtureRequest, policies: Sequence[str]) -> None:
+    """Record the save policies the scenario configured for the runtime (the
+    outcome record carries them, so a runtime conformance class per policy is
+    judged only from the scenarios of that policy and those naming none)."""
+    request.node.stash[POLICIES_RUN] = sorted(
+        {*request.node.stash.get(POLICIES_RUN, []), *policies})
 
 
 PROMISES = frozenset(c.value for c, methods in CAPABILITY_METHODS.items() if not methods)

@@ -67,10 +67,11 @@ from memconform.mutants import get_mutant
 from memconform.outcome_log import OutcomeLog, write_collected
 from memconform.pytest_entry import add_options
 from memconform.second_conditions import CONDITIONS, TAG_PREFIX
-from memconform.simulator.runtime import Runtime, Simulator
+from memconform.simulator.runtime import Runtime, Simulator, declared_policies
 from memconform.steps.common import (
     HOW_PASSED,
     INCONCLUSIVE_PREFIX,
+    POLICIES_RUN,
     UNSUPPORTED_PREFIX,
     CheckRecorder,
     CheckResult,
@@ -257,6 +258,7 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
         mutant = get_mutant(mutant_name)
         if mutant.kind == "runtime":
             mutated: Runtime = mutant.build()  # type: ignore[assignment]
+            _runtime_declares(request.config, mutated)
             return mutated
     target = request.config.getoption("--memconform-runtime")
     if target:
@@ -274,8 +276,27 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
                 "runtime", f"{target} could not be built: {type(exc).__name__}: {exc}"
             ) from exc
         _runtime_provides(request.config, built)
+        _runtime_declares(request.config, built)
         return built
-    return Simulator()
+    simulator = Simulator()
+    _runtime_declares(request.config, simulator)
+    return simulator
+
+
+def _runtime_declares(config: pytest.Config, runtime: object) -> None:
+    """Keep what the runtime declares it implements (its profiles and save
+    policies, ``None`` for policies it does not declare) for the outcome
+    records, from which the report claims runtime conformance classes; a
+    declaration the kit cannot read is the adapter's error."""
+    try:
+        policies = declared_policies(runtime)
+        profiles = sorted(str(p) for p in getattr(runtime, "profiles", ()) or ())
+    except (TypeError, ValueError) as exc:
+        raise AdapterContractError("policies", str(exc)) from None
+    config.stash[_RUNTIME_DECLARES] = {
+        "profiles": profiles,
+        "policies": None if policies is None else sorted(policies),
+    }
 
 
 def _runtime_provides(config: pytest.Config, runtime: object) -> None:
@@ -336,6 +357,7 @@ _GHERKIN = pytest.StashKey[tuple[str, str, list[str]]]()
 _TIMELINE = pytest.StashKey[Timeline]()
 _STORE_PROVIDES = pytest.StashKey[list[str]]()
 _RUNTIME_PROVIDES = pytest.StashKey[list[str]]()
+_RUNTIME_DECLARES = pytest.StashKey[dict[str, Any]]()
 _CAPABILITY_TAGS = frozenset(c.value for c in Capability)
 
 
@@ -503,7 +525,11 @@ def pytest_runtest_makereport(
                 "store_calls": calls,
                 "needs": needs,
                 "provided": provided,
+                "policies": item.stash.get(POLICIES_RUN, []),
             }
+            declares = item.config.stash.get(_RUNTIME_DECLARES, None)
+            if declares is not None:
+                record["runtime_declares"] = declares
             report.user_properties.append(("memconform", json.dumps(record)))
     return report
 

@@ -19,7 +19,7 @@ from pytest_bdd import given, parsers, then, when
 from memconform.adapters.contract import Capability, StoreError
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.fingerprint import declared_hooks, hooks_needed
-from memconform.simulator.runtime import Runtime, observe
+from memconform.simulator.runtime import SAVE_POLICIES, Runtime, declared_policies, observe
 from memconform.steps._save_policy_scripts import (
     ANSWER,
     EFFECT,
@@ -34,6 +34,7 @@ from memconform.steps.common import (
     Mismatch,
     decides,
     expect_equal,
+    note_policies,
     require_capability,
     unsupported,
 )
@@ -42,7 +43,7 @@ from memconform.values import ErrorRecord, Message
 
 __all__ = ["SavePolicyCase", "StoreWithoutErrors", "appended_batches"]
 
-POLICIES = ("message", "turn", "run")
+POLICIES = SAVE_POLICIES
 
 
 @dataclass
@@ -159,6 +160,27 @@ def _error_records(observation: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 # -- executing ----------------------------------------------------------------------------
+
+
+def _require_policies(
+    request: pytest.FixtureRequest, runtime: Runtime, policies: Sequence[object]
+) -> None:
+    """Note the save policies the scenario configures; end it ``unsupported``
+    when the runtime declares ``policies`` and one of them is not among them.
+
+    Only the three policy names count: no policy configured (the runtime's own
+    default) and an unknown name (a configuration the runtime must refuse) run
+    on every runtime. A runtime declaring no ``policies`` runs everything."""
+    named = [str(p) for p in policies if p in SAVE_POLICIES]
+    note_policies(request, named)
+    declared = declared_policies(runtime)
+    if declared is None:
+        return
+    missing = sorted(set(named) - declared, key=SAVE_POLICIES.index)
+    if missing:
+        has = ", ".join(sorted(declared, key=SAVE_POLICIES.index)) or "none"
+        unsupported(f"the runtime does not implement the {', '.join(missing)} save policy "
+                    f"(it declares the save policies {has})")
 
 
 def _execute(
@@ -303,9 +325,11 @@ def sp_needs_errors(store: RecordingStore) -> None:
 @when("the save-policy script is executed", target_fixture="sp_observation")
 def sp_execute(
     sp_case: SavePolicyCase, runtime: Runtime, store: RecordingStore,
-    raw_store: object, sp_proxies: Callable[..., RecordingStore],
+    raw_store: object, sp_proxies: Callable[..., RecordingStore], request: pytest.FixtureRequest,
 ) -> dict[str, Any]:
-    """Run the script through the runtime under test, against the store under test."""
+    """Run the script through the runtime under test, against the store under test
+    (``unsupported`` when the runtime does not declare the script's policy)."""
+    _require_policies(request, runtime, [sp_case.script.get("save_policy")])
     inner = sp_case.store_for(raw_store, sp_case.script.get("save_policy"))
     proxy = store if inner is raw_store else sp_proxies(inner)
     return _execute(runtime, sp_case.script, proxy)
@@ -314,9 +338,11 @@ def sp_execute(
 @when("the save-policy script is executed under each save policy", target_fixture="sp_variants")
 def sp_execute_each_policy(
     sp_case: SavePolicyCase, runtime: Runtime, raw_store: object,
-    sp_proxies: Callable[..., RecordingStore],
+    sp_proxies: Callable[..., RecordingStore], request: pytest.FixtureRequest,
 ) -> dict[str, dict[str, Any]]:
-    """The same script under message, turn and run, each on its own thread."""
+    """The same script under message, turn and run, each on its own thread
+    (``unsupported`` unless the runtime declares all three or declares none)."""
+    _require_policies(request, runtime, POLICIES)
     out = {}
     for policy in POLICIES:
         script = {**sp_case.script, "save_policy": policy,
@@ -328,11 +354,12 @@ def sp_execute_each_policy(
 @when("the save-policy script is executed buffered and streamed", target_fixture="sp_variants")
 def sp_execute_both_modes(
     sp_case: SavePolicyCase, runtime: Runtime, raw_store: object,
-    sp_proxies: Callable[..., RecordingStore],
+    sp_proxies: Callable[..., RecordingStore], request: pytest.FixtureRequest,
 ) -> dict[str, dict[str, Any]]:
     """The same script buffered and streamed, each on its own thread."""
     out = {}
     policy = sp_case.script.get("save_policy")
+    _require_policies(request, runtime, [policy])
     for mode, stream in (("buffered", False), ("streamed", True)):
         script = {**sp_case.script, "stream": stream,
                   "thread": f"{sp_case.script['thread']}-{mode}"}
