@@ -20,6 +20,7 @@ from memconform.adapters.proxy import RecordingStore
 from memconform.adapters.registry import BUILTIN_RUNTIMES, resolve_runtime
 from memconform.fingerprint import declared_hooks, subject_for
 from memconform.simulator.environment import Environment
+from memconform.simulator.runtime import declared_policies
 from memconform.steps._save_policy_scripts import (
     ANSWER,
     EFFECT,
@@ -140,5 +141,7 @@ def test_the_runtime_is_named_and_declares_what_it_translates() -> None:
     assert runtime.profiles == frozenset({"save-policy"})
     assert declared_hooks(runtime) == frozenset(
         {"input_guardrail", "output_guardrail", "tool_error"})
+    # its fingerprint matches no save policy (nearest message, 11 points differ)
+    assert declared_policies(runtime) == frozenset()
     assert not hasattr(runtime, "provides")
     assert subject_for("openai-agents").label == "openai-agents"

@@ -247,6 +247,14 @@ class OpenAIAgentsRuntime:
     hooks = frozenset({"input_guardrail", "output_guardrail", "tool_error"})
     """The optional hooks the SDK has and the adapter translates (see the module)."""
 
+    policies: frozenset[str] = frozenset()
+    """The save policies the SDK implements: none. It has no save-policy setting,
+    and its fingerprint (README) matches none of ``message``, ``turn`` and
+    ``run``: nearest ``message`` with 11 of 18 points differing (it never calls
+    ``record_error``, keeps the input when the input guardrail trips). So every
+    scenario configuring a policy is ``unsupported`` and it claims no
+    save-policy class; scenarios configuring none still run and are judged."""
+
     def __init__(self) -> None:
         self._agents: Any = require("agents", EXTRA)
         self._types = _build_sdk_types(self._agents)
