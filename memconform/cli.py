@@ -1121,8 +1121,12 @@ def _runtime_classes_line(data: Mapping[str, Any]) -> str | None:
         return None
     claimed = [c for c in classes if c.get("claimed")]
     if not claimed:
-        return ("memconform: runtime classes: none claimed (the runtime declares no "
-                "profile or save policy it implements)")
+        declares = ((data.get("header") or {}).get("runtime") or {}).get("declares") or {}
+        policies = declares.get("policies")
+        said = ("no save policies declared" if policies is None
+                else f"save policies: {', '.join(policies) or 'none'}")
+        profiles = ", ".join(declares.get("profiles") or []) or "none"
+        return (f"memconform: runtime classes: none claimed (profiles: {profiles}; {said})")
     achieved = [c["name"] for c in claimed if c.get("status") == "achieved"]
     missed = [f"{c['name']} ({c['status']})" for c in claimed if c.get("status") != "achieved"]
     line = f"memconform: runtime classes achieved: {', '.join(achieved) or 'none'}"

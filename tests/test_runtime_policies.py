@@ -98,3 +98,24 @@ def test_an_unknown_policy_name_is_the_adapters_error(tmp_path: Path) -> None:
     code, _, output = _run(tmp_path, "--runtime", "declaring:Misnamed", "--rule", "SP-011")
     assert code == 3, output
     assert "unknown save policies per-round (known: message, turn, run)" in output
+
+
+def test_the_summary_line_names_the_runtime_classes_and_what_was_declared() -> None:
+    from memconform.cli import _runtime_classes_line
+
+    def data(policies: list[str] | None, status: str, claimed: bool) -> dict[str, Any]:
+        return {
+            "header": {"runtime": {"declares": {"profiles": ["save-policy"],
+                                                "policies": policies}}},
+            "runtime_classes": [{"name": "save-policy/turn", "claimed": claimed,
+                                 "status": status}],
+        }
+
+    assert _runtime_classes_line({"runtime_classes": []}) is None
+    assert _runtime_classes_line(data(["turn"], "achieved", True)) == (
+        "memconform: runtime classes achieved: save-policy/turn")
+    assert _runtime_classes_line(data(None, "not-claimed", False)) == (
+        "memconform: runtime classes: none claimed (profiles: save-policy; "
+        "no save policies declared)")
+    assert _runtime_classes_line(data([], "not-claimed", False)).endswith(  # type: ignore[union-attr]
+        "(profiles: save-policy; save policies: none)")

@@ -178,9 +178,10 @@ def _require_policies(
         return
     missing = sorted(set(named) - declared, key=SAVE_POLICIES.index)
     if missing:
-        has = ", ".join(sorted(declared, key=SAVE_POLICIES.index)) or "none"
+        has = ", ".join(sorted(declared, key=SAVE_POLICIES.index))
+        said = f"it declares the save policies {has}" if has else "it declares no save policy"
         unsupported(f"the runtime does not implement the {', '.join(missing)} save policy "
-                    f"(it declares the save policies {has})")
+                    f"({said})")
 
 
 def _execute(
