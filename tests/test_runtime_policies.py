@@ -73,9 +73,13 @@ def test_a_turn_only_runtime_gets_unsupported_elsewhere_and_only_the_turn_class(
                                  "--rule", "SP-003", "--rule", "SP-011")
     assert code == 0, output
     rules = {r["id"]: r for r in results["rules"]}
-    # SP-003 has only message and run rows: unsupported, naming the policies
-    assert rules["SP-003"]["verdict"] == "unsupported"
-    assert "does not implement the message, run save policy" in rules["SP-003"]["reason"]
+    # SP-003's Gherkin rows are all message and run: unsupported, naming them
+    # (its generated check runs the turn scripts and those naming no policy)
+    rows = [sc for sc in rules["SP-003"]["scenarios"] if sc["feature"] is not None]
+    assert rows
+    assert {sc["outcome"] for sc in rows} == {"unsupported"}
+    assert any("does not implement the message, run save policy" in sc["message"]
+               for sc in rows)
     # SP-011's turn rows ran and passed; its message and run rows are unsupported
     assert rules["SP-011"]["verdict"] == "pass"
     outcomes = {s["outcome"] for s in rules["SP-011"]["scenarios"]}
@@ -119,3 +123,26 @@ def test_the_summary_line_names_the_runtime_classes_and_what_was_declared() -> N
         "no save policies declared)")
     assert _runtime_classes_line(data([], "not-claimed", False)).endswith(  # type: ignore[union-attr]
         "(profiles: save-policy; save policies: none)")
+
+
+def test_the_generated_runs_use_only_the_declared_policies() -> None:
+    from memconform.adapters.memory import MemoryStore
+    from memconform.adapters.proxy import RecordingStore
+    from memconform.properties.runs import run_property
+    from memconform.properties.settings import SETTINGS
+
+    seen: set[object] = set()
+
+    class Recording(Simulator):
+        policies = frozenset({"turn"})
+
+        def execute(self, script: Any, env: Any) -> Any:
+            seen.add(script.get("save_policy"))
+            return super().execute(script, env)
+
+    store = RecordingStore(MemoryStore())
+    try:
+        run_property(Recording(), store, SETTINGS["fast"], policies=frozenset({"turn"}))()
+    finally:
+        store.close()
+    assert seen == {"turn", None}
