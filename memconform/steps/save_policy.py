@@ -41,7 +41,7 @@ from memconform.steps.common import (
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Message
 
-__all__ = ["SavePolicyCase", "StoreWithoutErrors", "appended_batches"]
+__all__ = ["SavePolicyCase", "StoreWithoutErrors", "appended_batches", "require_policies"]
 
 POLICIES = SAVE_POLICIES
 
@@ -162,7 +162,7 @@ def _error_records(observation: Mapping[str, Any]) -> list[dict[str, Any]]:
 # -- executing ----------------------------------------------------------------------------
 
 
-def _require_policies(
+def require_policies(
     request: pytest.FixtureRequest, runtime: Runtime, policies: Sequence[object]
 ) -> None:
     """Note the save policies the scenario configures; end it ``unsupported``
@@ -330,7 +330,7 @@ def sp_execute(
 ) -> dict[str, Any]:
     """Run the script through the runtime under test, against the store under test
     (``unsupported`` when the runtime does not declare the script's policy)."""
-    _require_policies(request, runtime, [sp_case.script.get("save_policy")])
+    require_policies(request, runtime, [sp_case.script.get("save_policy")])
     inner = sp_case.store_for(raw_store, sp_case.script.get("save_policy"))
     proxy = store if inner is raw_store else sp_proxies(inner)
     return _execute(runtime, sp_case.script, proxy)
@@ -343,7 +343,7 @@ def sp_execute_each_policy(
 ) -> dict[str, dict[str, Any]]:
     """The same script under message, turn and run, each on its own thread
     (``unsupported`` unless the runtime declares all three or declares none)."""
-    _require_policies(request, runtime, POLICIES)
+    require_policies(request, runtime, POLICIES)
     out = {}
     for policy in POLICIES:
         script = {**sp_case.script, "save_policy": policy,
@@ -360,7 +360,7 @@ def sp_execute_both_modes(
     """The same script buffered and streamed, each on its own thread."""
     out = {}
     policy = sp_case.script.get("save_policy")
-    _require_policies(request, runtime, [policy])
+    require_policies(request, runtime, [policy])
     for mode, stream in (("buffered", False), ("streamed", True)):
         script = {**sp_case.script, "stream": stream,
                   "thread": f"{sp_case.script['thread']}-{mode}"}

@@ -28,9 +28,10 @@ import pytest
 from pytest_bdd import parsers, then, when
 
 from memconform.adapters.proxy import RecordingStore
+from memconform.simulator.runtime import Runtime
 from memconform.steps.child_runs import run_fresh, run_killed, runtime_options
 from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
-from memconform.steps.save_policy import SavePolicyCase, appended_batches
+from memconform.steps.save_policy import SavePolicyCase, appended_batches, require_policies
 
 __all__ = ["MAX_KILL_WRITES", "SpKill"]
 
@@ -93,10 +94,12 @@ def _read_back(
       target_fixture="sp_kills")
 def sp_killed_at_every_write(
     request: pytest.FixtureRequest, sp_case: SavePolicyCase, store: RecordingStore,
-    store_url: str,
+    store_url: str, runtime: Runtime,
 ) -> list[SpKill]:
     """Kill the run after its k-th acknowledged write, for k = 1, 2, … until a run
-    ends before its k-th write."""
+    ends before its k-th write (``unsupported`` for a policy the runtime does not
+    declare)."""
+    require_policies(request, runtime, [sp_case.script.get("save_policy")])
     require_capability(store.capabilities, "durable")
     options, base = _options(request), str(sp_case.script["thread"])
     kills: list[tuple[str, str, dict[str, Any]]] = []
@@ -113,9 +116,11 @@ def sp_killed_at_every_write(
       target_fixture="sp_kills")
 def sp_killed_at_model_call(
     request: pytest.FixtureRequest, sp_case: SavePolicyCase, store: RecordingStore,
-    store_url: str, n: int,
+    store_url: str, n: int, runtime: Runtime,
 ) -> list[SpKill]:
-    """Kill the run as it asks the kit's fake model for its ``n``-th reply."""
+    """Kill the run as it asks the kit's fake model for its ``n``-th reply
+    (``unsupported`` for a policy the runtime does not declare)."""
+    require_policies(request, runtime, [sp_case.script.get("save_policy")])
     require_capability(store.capabilities, "durable")
     thread = f"{sp_case.script['thread']}-m{n}"
     out = _kill(sp_case.script, store_url, thread, ["--kill-before-model", str(n)],
