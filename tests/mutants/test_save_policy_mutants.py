@@ -51,7 +51,10 @@ def test_the_simulator_passes_every_save_policy_scenario(tmp_path: Path) -> None
     assert len(outcomes) >= 100
 
 
-@pytest.mark.parametrize("name", KILL_MUTANTS)
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=() if name == "sp-turn-flushes-at-stop" else pytest.mark.slow)
+    for name in KILL_MUTANTS
+])
 def test_the_kill_scenarios_reject_a_runtime_a_kill_exposes(name: str, tmp_path: Path) -> None:
     """A run really killed in a child process: the thread read back by a fresh
     process shows the batches a runtime held in memory, or split, through the
@@ -65,6 +68,7 @@ def test_the_kill_scenarios_reject_a_runtime_a_kill_exposes(name: str, tmp_path:
     assert not missed, f"{name} survived the kill scenarios of {missed}"
 
 
+@pytest.mark.slow
 def test_the_simulator_passes_the_kill_scenarios(tmp_path: Path) -> None:
     outcomes = run_suite(TARGET, tmp_path, "--memconform-store",
                          f"sqlite:///{tmp_path / 'ok.db'}", "-k", KILL_SCENARIOS)

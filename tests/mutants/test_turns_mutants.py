@@ -50,7 +50,10 @@ def test_the_simulator_passes_every_turns_scenario(tmp_path: Path) -> None:
     assert len(outcomes) >= 90
 
 
-@pytest.mark.parametrize("name", ["turns-counter-never-restarts", "turns-generator-ignored"])
+@pytest.mark.parametrize("name", [
+    "turns-counter-never-restarts",
+    pytest.param("turns-generator-ignored", marks=pytest.mark.slow),
+])
 def test_a_real_restart_rejects_the_restart_mutants(name: str, tmp_path: Path) -> None:
     """The turns after a restart run in a fresh process: a counter carried over
     through the store, or ids not from the generator, show on the stored records."""
@@ -62,6 +65,7 @@ def test_a_real_restart_rejects_the_restart_mutants(name: str, tmp_path: Path) -
     assert not missed, f"{name} survived the restart scenarios of {missed}"
 
 
+@pytest.mark.slow
 def test_the_simulator_passes_the_restart_scenarios(tmp_path: Path) -> None:
     outcomes = run_suite(TARGET, tmp_path, "--memconform-store",
                          f"sqlite:///{tmp_path / 'ok.db'}", "-k", RESTART_SCENARIOS)
