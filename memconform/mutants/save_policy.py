@@ -560,8 +560,9 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-turn-flushes-at-stop",
              "Under turn, completed rounds are kept in memory and appended only when the "
              "run reports its outcome or cleans up after a failure; a killed run loses "
-             "them.",
-             {"SP-009"}, _TurnFlushesAtStop),
+             "them, and a resumed run's approval and tool result reach the store only "
+             "after its last model call.",
+             {"SP-009", "SP-028"}, _TurnFlushesAtStop),
     _runtime("sp-turn-splits-round",
              "Under turn, a round's tool call is appended in one batch and its result in "
              "the next, so a kill in between leaves a tool call without its result.",
