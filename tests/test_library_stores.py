@@ -123,7 +123,7 @@ def test_every_store_rule_gets_a_verdict_and_the_adapter_never_errs(
         # a rule the page does not know yet had no outcomes there: a new runtime
         # rule, which no store scenario scores, contradicts nothing on it
         changed = [f"{k}: page says {before.get(k)}, now {v}" for k, v in now.items()
-                   if before.get(k, []) != v]
+                   if not _agree(before.get(k, []), v)]
         assert changed == [], (
             "the compliance page no longer matches the library; regenerate it with "
             f"'memconform compliance --out docs --target {target.name}':\n" + "\n".join(changed)
@@ -149,6 +149,18 @@ def test_the_library_only_script_reproduces_every_finding(name: str, tmp_path: P
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert " reproduced: " in done.stdout
+
+
+def _agree(page: list[tuple[str, str]], now: list[tuple[str, str]]) -> bool:
+    """The same scenarios with the same outcomes, where an ``inconclusive`` on
+    either side agrees with anything: whether a check on a store without a row
+    point (ST-034's kill in the middle of a batch, ST-036's read during one)
+    catches the moment it needs depends on the machine's load, and a check that
+    could not observe contradicts nothing the page says."""
+    if [nodeid for nodeid, _ in page] != [nodeid for nodeid, _ in now]:
+        return False
+    return all(a == b or "inconclusive" in (a, b)
+               for (_, a), (_, b) in zip(page, now, strict=True))
 
 
 def _scenario_outcomes(results: Results) -> dict[str, list[tuple[str, str]]]:
