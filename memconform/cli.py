@@ -42,6 +42,11 @@ EXIT_USAGE = 5
 COVERAGE_HTML = "coverage-html"
 """The folder, beside report.html, of coverage.py's own report with the source."""
 
+COUNTEREXAMPLES = "counterexamples"
+"""The folder, beside report.html, where each property failure's shrunk
+counterexample is written as a Gherkin scenario that replays it without
+Hypothesis (:mod:`memconform.properties.export`); absent when none failed."""
+
 
 class UsageError(Exception):
     """The command line or a file it names is wrong; exit 5 with one line."""
@@ -962,6 +967,9 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="memconform-") as tmp:
         outcomes_path = Path(tmp) / "outcomes.json"
         argv = _pytest_args(args, selection, outcomes_path)
+        for stale in (out_dir / COUNTEREXAMPLES).glob("counterexample-*.feature"):
+            stale.unlink()  # an earlier run's, into the same folder
+        argv += ["--memconform-export-failures", str(out_dir / COUNTEREXAMPLES)]
         log_path = out_dir / "pytest.log"
         env = None
         if measured:
@@ -1060,6 +1068,7 @@ def _finish(
     if getattr(args, "fingerprint", False):
         results = dataclasses.replace(results, fingerprint=_run_fingerprint(args))
     written = reports.write_reports(results, out_dir)
+    written += sorted((out_dir / COUNTEREXAMPLES).glob("*.feature"))
     code: int = reports.exit_code(results)
     ran = {str(o.get("nodeid")) for o in outcomes if not str(o.get("nodeid")).startswith("<")}
     _print_summary(results, written, code, len(ran))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -343,3 +344,29 @@ def test_stop_options_out_of_range_are_usage_errors(tmp_path: Path, option: list
     code, results, output = _run(tmp_path, "--store", "memory://", *option)
     assert code == 5, output
     assert results == {}
+
+
+@pytest.mark.slow
+def test_a_property_failure_leaves_its_shrunk_counterexample_beside_the_report(
+    tmp_path: Path,
+) -> None:
+    """The generated check finds the mutant (reads ordered by the caller's
+    timestamps), and the run writes the shrunk operations as a replayable
+    scenario into counterexamples/, named in the summary; an earlier run's
+    counterexample in that folder is gone."""
+    stale = tmp_path / "report" / "counterexamples" / "counterexample-00000000.feature"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("Feature: from an earlier run\n", encoding="utf-8")
+    code, results, output = _run(
+        tmp_path, "--store", "memory://", "--rule", "ST-002",
+        "--mutant", "store-caller-timestamp-order",
+    )
+    assert code == 1, output
+    assert "fail" in {rule["verdict"] for rule in results["rules"]}
+    assert not stale.exists()
+    features = sorted((tmp_path / "report" / "counterexamples").glob("*.feature"))
+    assert features, output
+    text = features[0].read_text(encoding="utf-8")
+    assert re.search(r"^  @ST-\d{3}", text, re.MULTILINE), text  # the rule it breaks
+    assert "When the recorded operations are replayed on the store and the reference:" in text
+    assert f"wrote {features[0]}" in output
