@@ -124,3 +124,22 @@ def test_stress_scenarios_are_collected_after_every_other_one() -> None:
                                 "[16777216-2-byte]"))]
     assert len(stress) == 4, done.stdout[-2000:]
     assert stress == list(range(len(items) - 4, len(items)))
+
+
+def test_a_counterexample_that_cannot_be_written_leaves_the_verdict_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The export folder is a file: the failure is still judged (nothing
+    raises out of the hook) and the log says what was lost."""
+    from types import SimpleNamespace
+
+    from memconform.steps import plugin
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("", encoding="utf-8")
+    options = {"--memconform-export-failures": str(blocked / "sub"),
+               "--memconform-store": "memory://", "--memconform-mutant": None}
+    item = SimpleNamespace(name="test_x", config=SimpleNamespace(getoption=options.get))
+    failure = SimpleNamespace(steps=[{"op": "append", "thread": "t", "batch": []}])
+    plugin._export(item, ["ST-001"], failure)  # type: ignore[arg-type]
+    assert "the counterexample of test_x could not be written" in capsys.readouterr().err

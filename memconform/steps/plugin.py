@@ -633,7 +633,12 @@ def _export(item: pytest.Item, rules: list[str], exc: BaseException | None) -> N
     store = item.config.getoption("--memconform-store") or "the default store"
     mutant = item.config.getoption("--memconform-mutant")
     origin = f"{item.name} against {store}" + (f" (mutant {mutant})" if mutant else "")
-    export_counterexample(Path(folder), item.name, rules, steps, origin)
+    try:
+        export_counterexample(Path(folder), item.name, rules, steps, origin)
+    except (OSError, TypeError, ValueError) as exc_export:
+        # the verdict stands on the failure itself; only its replayable copy is lost
+        print(f"memconform: the counterexample of {item.name} could not be written: "
+              f"{type(exc_export).__name__}: {exc_export}", file=sys.stderr)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
