@@ -133,7 +133,7 @@ def test_the_check_command_names_the_variable_when_the_documents_are_missing(
 def test_under_ci_a_missing_document_fails_instead_of_skipping(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
          "tests/test_sourcemap.py", "-k", "accounted_for"],
         capture_output=True, text=True, check=False, timeout=300, cwd=ROOT,
         env={**env, "CI": "true", SOURCES_ENV: str(tmp_path / "nowhere")},
