@@ -38,7 +38,7 @@ from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.adapters.registry import BUILTIN_RUNTIMES
 from memconform.simulator.environment import Environment
-from memconform.simulator.runtime import Runtime, Simulator
+from memconform.simulator.runtime import Runtime, Simulator, declared_names
 from memconform.simulator.save_policy_script import POLICIES, VARIANTS
 from memconform.steps._save_policy_scripts import (
     StoreRefusals,
@@ -570,18 +570,7 @@ def _reference_matrix(subject: Subject, points: Sequence[Point]) -> dict[str, Pr
 def declared_hooks(runtime: object) -> frozenset[str] | None:
     """The optional hooks ``runtime`` declares (``None``: it declares none, so
     every point is run); an unknown name raises :class:`FingerprintError`."""
-    declared = getattr(runtime, "hooks", None)
-    if declared is None:
-        return None
-    if isinstance(declared, str) or not isinstance(declared, set | frozenset | list | tuple):
-        raise FingerprintError(f"the runtime's hooks is {type(declared).__name__}, "
-                               "expected a set of names")
-    names = frozenset(str(h) for h in declared)
-    unknown = sorted(names - set(OPTIONAL_HOOKS))
-    if unknown:
-        raise FingerprintError(f"the runtime declares unknown hooks {', '.join(unknown)} "
-                               f"(known: {', '.join(OPTIONAL_HOOKS)})")
-    return names
+    return declared_names(runtime, "hooks", OPTIONAL_HOOKS, "hooks", FingerprintError)
 
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})

@@ -13,7 +13,7 @@ the adapter's (see :func:`memconform.adapters.proxy.raised_by_adapter`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from memconform.adapters.proxy import AdapterContractError, RecordingStore, mark_raised_by
@@ -27,6 +27,7 @@ __all__ = [
     "SCRIPT_SCHEMA",
     "Runtime",
     "Simulator",
+    "declared_names",
     "declared_policies",
     "observe",
 ]
@@ -59,17 +60,28 @@ def declared_policies(runtime: object) -> frozenset[str] | None:
     (every scenario configuring a policy is ``unsupported``). A value that is
     not a set of names, or an unknown name, raises :class:`ValueError` naming
     the known policies."""
-    declared = getattr(runtime, "policies", None)
+    return declared_names(runtime, "policies", SAVE_POLICIES, "save policies")
+
+
+def declared_names(
+    runtime: object, attribute: str, known: Sequence[str], what: str,
+    error: type[ValueError] = ValueError,
+) -> frozenset[str] | None:
+    """The names ``runtime`` declares in its optional ``attribute`` (a set of
+    ``known`` names, ``what`` saying of what): ``None`` when it has no such
+    attribute; a value that is not a collection of names, or an unknown name,
+    raises ``error`` naming the known ones."""
+    declared = getattr(runtime, attribute, None)
     if declared is None:
         return None
     if isinstance(declared, str) or not isinstance(declared, set | frozenset | list | tuple):
-        raise ValueError(f"the runtime's policies is {type(declared).__name__}, "
-                         f"expected a set of save policy names ({', '.join(SAVE_POLICIES)})")
-    names = frozenset(str(p) for p in declared)
-    unknown = sorted(names - set(SAVE_POLICIES))
+        raise error(f"the runtime's {attribute} is {type(declared).__name__}, "
+                    f"expected a set of names ({', '.join(known)})")
+    names = frozenset(str(n) for n in declared)
+    unknown = sorted(names - set(known))
     if unknown:
-        raise ValueError(f"the runtime declares unknown save policies {', '.join(unknown)} "
-                         f"(known: {', '.join(SAVE_POLICIES)})")
+        raise error(f"the runtime declares unknown {what} {', '.join(unknown)} "
+                    f"(known: {', '.join(known)})")
     return names
 
 
