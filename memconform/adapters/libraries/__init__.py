@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any, TypeVar
@@ -41,7 +41,7 @@ from memconform.adapters.registry import StoreURLError
 
 T = TypeVar("T")
 
-__all__ = ["LoopThread", "file_path", "library_versions", "newest", "require"]
+__all__ = ["LoopThread", "file_path", "library_versions", "newest", "require", "run_to_end"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -124,3 +124,30 @@ class LoopThread:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
+
+
+def run_to_end(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine ``coroutine()`` makes to its end from synchronous code
+    and return its value (or raise what it raised): on a new event loop here, or,
+    when called from inside a running loop (which ``asyncio.run`` refuses), on a
+    thread of its own."""
+    result: list[T] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            result.append(asyncio.run(coroutine()))
+        except BaseException as exc:
+            failed.append(exc)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        work()
+    else:
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+    if failed:
+        raise failed[0]
+    return result[0]

@@ -76,14 +76,12 @@ or the messages the run made.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from memconform.adapters.libraries import library_versions, require
+from memconform.adapters.libraries import library_versions, require, run_to_end
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
@@ -324,31 +322,7 @@ class LangGraphRuntime:
         """Run every run of ``script`` through the agent graph; return what its caller saw."""
         if script.get("profile") != PROFILE:
             raise ValueError(f"profile: the langgraph runtime runs only {PROFILE!r}")
-        result: dict[str, Any] = {}
-
-        def work() -> None:
-            result["value"] = asyncio.run(self._execute(script, env))
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            work()
-        else:  # called from inside an event loop: run ours on a thread of its own
-            failed: list[BaseException] = []
-
-            def guarded() -> None:
-                try:
-                    work()
-                except BaseException as exc:
-                    failed.append(exc)
-
-            thread = threading.Thread(target=guarded)
-            thread.start()
-            thread.join()
-            if failed:
-                raise failed[0]
-        value: Mapping[str, JSONValue] = result["value"]
-        return value
+        return run_to_end(lambda: self._execute(script, env))
 
     async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
         thread = str(script.get("thread", "thread"))

@@ -57,16 +57,14 @@ the run made.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memconform.adapters.contract import StoreError
-from memconform.adapters.libraries import library_versions, require
+from memconform.adapters.libraries import library_versions, require, run_to_end
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
@@ -269,31 +267,7 @@ class OpenAIAgentsRuntime:
         """Run every run of ``script`` through the SDK's ``Runner``; return what its caller saw."""
         if script.get("profile") != PROFILE:
             raise ValueError(f"profile: the openai-agents runtime runs only {PROFILE!r}")
-        result: dict[str, Any] = {}
-
-        def work() -> None:
-            result["value"] = asyncio.run(self._execute(script, env))
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            work()
-        else:  # called from inside an event loop: run ours on a thread of its own
-            done: list[BaseException] = []
-
-            def guarded() -> None:
-                try:
-                    work()
-                except BaseException as exc:
-                    done.append(exc)
-
-            thread = threading.Thread(target=guarded)
-            thread.start()
-            thread.join()
-            if done:
-                raise done[0]
-        value: Mapping[str, JSONValue] = result["value"]
-        return value
+        return run_to_end(lambda: self._execute(script, env))
 
     async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
         thread = str(script.get("thread", "thread"))
