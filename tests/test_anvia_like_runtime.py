@@ -24,9 +24,10 @@ def test_the_anvia_like_runtime_uses_no_simulator_code() -> None:
 def test_the_anvia_like_runtime_passes_the_rules_the_observations_bear_on(
     tmp_path: Path,
 ) -> None:
+    """On SQLite, so that the rows needing a durable store (the kill scenarios) run too."""
     outcomes = run_suite(
         "tests/features/test_save_policy.py", tmp_path,
-        "--memconform-store", "memory://",
+        "--memconform-store", f"sqlite:///{tmp_path / 'anvia.db'}",
         "--memconform-runtime", "tests.anvia_like_runtime:anvia_like_runtime",
         "-m", " or ".join(OBSERVED_RULES),
     )
