@@ -55,6 +55,7 @@ from memconform.reports.exitcode import exit_code
 from memconform.reports.results import Results, RuleResult, load_results
 
 __all__ = [
+    "RUNTIME_EXTRAS",
     "SERVERS",
     "SEVERITIES",
     "TARGETS",
@@ -166,6 +167,13 @@ TARGETS: tuple[Target, ...] = (
 )
 """Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
 reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
+
+RUNTIME_EXTRAS: tuple[str, ...] = ("openai-agents", "langgraph", "pydantic-ai")
+"""Every extra holding an agent framework the kit judges as a runtime (the
+``*_runtime`` modules of :mod:`memconform.adapters.libraries`, named in
+:data:`memconform.adapters.registry.BUILTIN_RUNTIMES`). An extra here may have no
+store target (``pydantic-ai`` keeps no store the kit certifies); its runtime
+adapter's unit tests still run in its own environment."""
 
 
 class ComplianceError(Exception):

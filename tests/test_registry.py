@@ -60,6 +60,27 @@ def test_each_langgraph_durability_mode_is_a_named_runtime_not_a_module() -> Non
     assert len({resolve_runtime(n) for n in BUILTIN_RUNTIMES if n.startswith("langgraph")}) == 4
 
 
+def test_every_framework_runtime_has_an_extra_whose_environment_runs_its_tests() -> None:
+    """A framework's runtime module ``<extra>_runtime`` is in an extra of that name,
+    listed in ``RUNTIME_EXTRAS`` (so its unit tests run in the extra's own
+    environment) and declared in pyproject.toml."""
+    import tomllib
+
+    from memconform.compliance import RUNTIME_EXTRAS
+
+    root = Path(__file__).resolve().parent.parent
+    declared = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = declared["project"]["optional-dependencies"]
+    modules = {target.split(":")[0].rsplit(".", 1)[-1] for target in BUILTIN_RUNTIMES.values()
+               if target.startswith("memconform.adapters.libraries.")}
+    named = {module.removesuffix("_runtime").replace("_", "-") for module in modules}
+    assert named == set(RUNTIME_EXTRAS)
+    for extra in RUNTIME_EXTRAS:
+        assert extra in extras
+        unit = f"test_{extra.replace('-', '_')}_runtime.py"
+        assert (root / "tests" / "libraries" / unit).is_file(), unit
+
+
 def test_a_bad_query_is_a_url_error() -> None:
     with pytest.raises(StoreURLError, match="twice"):
         open_store("tests.bad_store_adapters:unlocked_file_store?path=a&path=b")

@@ -75,6 +75,8 @@ BUILTIN_RUNTIMES: dict[str, str] = {
     "langgraph:async": "memconform.adapters.libraries.langgraph_runtime:langgraph_async_runtime",
     "langgraph:sync": "memconform.adapters.libraries.langgraph_runtime:langgraph_sync_runtime",
     "langgraph:exit": "memconform.adapters.libraries.langgraph_runtime:langgraph_exit_runtime",
+    # A pydantic-ai Agent saved through its ConversationStore as pydantic-ai documents it.
+    "pydantic-ai": "memconform.adapters.libraries.pydantic_ai_runtime:pydantic_ai_runtime",
 }
 """Runtime name → ``module:factory`` building the runtime (called without arguments)."""
 
