@@ -172,7 +172,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--runtime",
         help="runtime under test as module:factory or a framework's name (openai-agents, "
-        "langgraph, langgraph:async|sync|exit, pydantic-ai); "
+        "langgraph, langgraph:async|sync|exit, pydantic-ai, google-adk); "
         "judges every runtime-subject rule and runs only their scenarios",
     )
     run.add_argument("--out", default="memconform-report", help="report folder")
@@ -266,7 +266,8 @@ def _parser() -> argparse.ArgumentParser:
     fingerprint.add_argument(
         "--runtime", default="simulator",
         help="simulator, a simulator variant (anvia-main), a framework's name (openai-agents, "
-        "langgraph, langgraph:async|sync|exit, pydantic-ai) or module:factory (default: simulator)",
+        "langgraph, langgraph:async|sync|exit, pydantic-ai, google-adk) or module:factory "
+        "(default: simulator)",
     )
     fingerprint.add_argument(
         "--policy", choices=("message", "turn", "run"),

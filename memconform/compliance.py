@@ -168,7 +168,7 @@ TARGETS: tuple[Target, ...] = (
 """Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
 reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
 
-RUNTIME_EXTRAS: tuple[str, ...] = ("openai-agents", "langgraph", "pydantic-ai")
+RUNTIME_EXTRAS: tuple[str, ...] = ("openai-agents", "langgraph", "pydantic-ai", "google-adk")
 """Every extra holding an agent framework the kit judges as a runtime (the
 ``*_runtime`` modules of :mod:`memconform.adapters.libraries`, named in
 :data:`memconform.adapters.registry.BUILTIN_RUNTIMES`). An extra here may have no

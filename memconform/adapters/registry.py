@@ -77,6 +77,8 @@ BUILTIN_RUNTIMES: dict[str, str] = {
     "langgraph:exit": "memconform.adapters.libraries.langgraph_runtime:langgraph_exit_runtime",
     # A pydantic-ai Agent saved through its ConversationStore as pydantic-ai documents it.
     "pydantic-ai": "memconform.adapters.libraries.pydantic_ai_runtime:pydantic_ai_runtime",
+    # Google ADK's Runner with an LlmAgent over a session service.
+    "google-adk": "memconform.adapters.libraries.google_adk_runtime:google_adk_runtime",
 }
 """Runtime name → ``module:factory`` building the runtime (called without arguments)."""
 

@@ -1,0 +1,375 @@
+"""Google ADK (``google-adk``) as a runtime: its ``Runner`` with an ``LlmAgent``.
+
+``memconform run --runtime google-adk`` and ``memconform fingerprint --runtime
+google-adk`` judge ADK's ``Runner.run_async`` over a session service: what ADK
+itself writes to a session when a run completes, fails or waits for a tool
+confirmation. The runtime is named in
+:data:`memconform.adapters.registry.BUILTIN_RUNTIMES` (the factory is
+:func:`google_adk_runtime`).
+
+How it depends on the kit
+-------------------------
+The adapter implements the kit's ``Runtime`` protocol
+(:class:`memconform.simulator.runtime.Runtime`: ``profiles`` and
+``execute(script, env)``) and touches nothing but the
+:class:`~memconform.simulator.environment.Environment` the kit hands it: it
+imports neither the simulator nor its save policies. Each piece of ADK is
+plugged into one piece of the environment:
+
+- the agent's model (:class:`KitLlm`, a ``google.adk.models.base_llm.BaseLlm``)
+  calls the kit's fake model, ``env.model("agent", request)``; the request
+  shows the model ADK's ``llm_request.contents`` as kit messages (``role``,
+  ``text``, ``tool_call`` / ``tool_result`` parts), the scripted step becomes
+  one ``LlmResponse`` (a ``function_call`` part per tool call, carrying the
+  script's id, a text part for the reply), a scripted failure is raised inside
+  the model call. Asked to stream, the model yields the reply's text as one
+  ``partial`` response before the whole one, as a streaming model does;
+- the agent's tools are ``FunctionTool`` objects, one per tool of the script
+  (parameters: the argument names the script's model passes), each calling
+  ``env.tool(name, args, call_id)``. The script's ``tool_error`` hook is the
+  agent's ``on_tool_error_callback``: an allowing hook returns
+  ``{"error": message}`` as the tool's response (ADK has no error text of its
+  own; that is the shape its ``FunctionTool`` gives its own recoverable
+  errors), a terminating one returns ``None``, which lets ADK raise the tool's
+  error as it does without a callback, a failing one raises inside the
+  callback;
+- the session service (:class:`KitSessionService`, an ADK
+  ``InMemorySessionService`` keeping ADK's own bookkeeping: sessions, state)
+  writes every event the runner appends to ``env.store`` (the kit's recording
+  proxy) before ADK's own copy: one ``append_event`` is one ``append`` of one
+  batch holding one :class:`~memconform.values.Message` (the user's input; an
+  assistant message with ``tool_call`` parts for a model event calling tools;
+  a tool message with ``tool_result`` parts for a function-response event; an
+  assistant message with an ``error`` part for an error event, which holds no
+  content, only ADK's ``error_code`` and ``error_message``). The event itself
+  travels in the message's metadata (:data:`EVENT_KEY`), and ``get_session``
+  takes the session's events from the store, so the store under test is the
+  one the next run reads. An error event is no ``record_error`` call: it names
+  neither a run's messages nor the run, it is one more event of the session;
+- a streamed run is ``RunConfig(streaming_mode=StreamingMode.SSE)``: each
+  ``partial`` event ``run_async`` yields is a ``chunk`` event on the timeline
+  (ADK never appends a partial event).
+
+Translate, never fix
+--------------------
+ADK has no save-policy setting: a script's ``save_policy`` is not passed
+anywhere. The adapter declares the optional hooks it translates
+(:attr:`GoogleADKRuntime.hooks`); a failure point needing another is
+``unsupported``, never emulated. It stamps no run ids or rounds (it
+``provides`` nothing) and returns only what ADK's caller sees: each run's
+outcome, reply and error, never the model's calls or the messages the run
+made.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memconform.adapters.libraries import library_versions, require, run_to_end
+from memconform.values import JSONValue, Message, freeze_json
+
+__all__ = [
+    "APP_NAME",
+    "EVENT_KEY",
+    "MODEL_COMPONENT",
+    "USER_ID",
+    "GoogleADKRuntime",
+    "event_fields",
+    "google_adk_runtime",
+]
+
+EXTRA = "google-adk"
+MODEL_COMPONENT = "agent"
+"""The fake-model component the agent's model calls (as in the save-policy scripts)."""
+EVENT_KEY = "google_adk_event"
+"""The metadata key holding the ADK event (its JSON dump) a stored message stands for."""
+APP_NAME = "memconform"
+"""The ``app_name`` of the runner and of every session."""
+USER_ID = "memconform"
+"""The ``user_id`` of every session."""
+AGENT_NAME = "memconform"
+"""The agent's name (the ``author`` of every event the agent makes)."""
+PROFILE = "save-policy"
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str, sort_keys=True))
+
+
+def _response_text(response: Any) -> str:
+    """The text a function response stands for: its ``result`` when that is a
+    string (ADK wraps a tool's plain return value so), else its JSON."""
+    if isinstance(response, Mapping) and set(response) == {"result"} \
+            and isinstance(response["result"], str):
+        return response["result"]
+    return json.dumps(_plain(response), sort_keys=True)
+
+
+def event_fields(event: Mapping[str, Any]) -> tuple[str, str, tuple[JSONValue, ...]]:
+    """The kit role, text and parts of one ADK event (its JSON dump, field names
+    as pydantic dumps them by name)."""
+    content = event.get("content") or {}
+    parts = [p for p in content.get("parts") or [] if isinstance(p, Mapping)]
+    text = "".join(str(p["text"]) for p in parts if isinstance(p.get("text"), str))
+    calls = [p["function_call"] for p in parts if isinstance(p.get("function_call"), Mapping)]
+    answers = [p["function_response"] for p in parts
+               if isinstance(p.get("function_response"), Mapping)]
+    if answers:
+        results = tuple(freeze_json({"type": "tool_result", "call_id": a.get("id"),
+                                     "name": a.get("name"), "result": a.get("response")})
+                        for a in answers)
+        return "tool", "".join(_response_text(a.get("response")) for a in answers), results
+    if calls:
+        return "assistant", text, tuple(
+            freeze_json({"type": "tool_call", "id": c.get("id"), "name": c.get("name"),
+                         "args": c.get("args") or {}}) for c in calls)
+    if not content and event.get("error_code") is not None:
+        return "assistant", "", (freeze_json({
+            "type": "error", "code": str(event.get("error_code")),
+            "message": event.get("error_message")}),)
+    if event.get("author") == "user" or content.get("role") == "user":
+        return "user", text, ()
+    return "assistant", text, ()
+
+
+def _dump(event: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = _plain(event.model_dump(mode="json", exclude_none=True))
+    return dumped
+
+
+class _Run:
+    """Per-execution state shared by the model, the tools and the session service."""
+
+    def __init__(self, env: Any, thread: str) -> None:
+        self.env = env
+        self.thread = thread
+
+
+def _build_types() -> dict[str, Any]:
+    """The ADK classes the adapter subclasses, made once ADK is imported."""
+    base_llm = require("google.adk.models.base_llm", EXTRA)
+    llm_response = require("google.adk.models.llm_response", EXTRA)
+    sessions = require("google.adk.sessions", EXTRA)
+    events = require("google.adk.events", EXTRA)
+    types = require("google.genai.types", EXTRA)
+    pydantic = require("pydantic", EXTRA)
+    response_class: Any = llm_response.LlmResponse
+    event_class: Any = events.Event
+
+    class KitLlm(base_llm.BaseLlm):  # type: ignore[misc,name-defined]
+        """ADK's ``BaseLlm`` over the kit's fake model."""
+
+        model: str = "memconform-fake"
+        kit_run: Any = pydantic.Field(default=None, exclude=True)
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            env = self.kit_run.env
+            shown = [_shown(content) for content in llm_request.contents or []]
+            step = env.model(MODEL_COMPONENT, freeze_json({"messages": shown}))
+            reply = str(step.get("reply") or "")
+            parts = [types.Part(text=reply)] if reply or not step.get("tool_calls") else []
+            for call in step.get("tool_calls") or []:
+                parts.append(types.Part(function_call=types.FunctionCall(
+                    id=str(call.get("id") or env.ids.next("call")), name=str(call["name"]),
+                    args=_plain(call.get("args") or {}))))
+            if stream and reply:
+                yield response_class(partial=True, content=types.Content(
+                    role="model", parts=[types.Part(text=reply)]))
+            yield response_class(content=types.Content(role="model", parts=parts))
+
+    class KitSessionService(sessions.InMemorySessionService):  # type: ignore[misc,name-defined]
+        """ADK's in-memory session service whose events live in the kit's store."""
+
+        def __init__(self, run: _Run) -> None:
+            super().__init__()
+            self._kit_run = run
+
+        async def append_event(self, session: Any, event: Any) -> Any:
+            if not event.partial and session.id == self._kit_run.thread:
+                env = self._kit_run.env
+                dumped = _dump(event)
+                role, text, parts = event_fields(dumped)
+                env.store.append(self._kit_run.thread, [Message(
+                    id=env.ids.next("msg"), role=role, text=text,  # type: ignore[arg-type]
+                    parts=parts, metadata=freeze_json({EVENT_KEY: dumped}))])
+            return await super().append_event(session, event)
+
+        async def get_session(self, **kwargs: Any) -> Any:
+            session = await super().get_session(**kwargs)
+            if session is not None and session.id == self._kit_run.thread:
+                stored = self._kit_run.env.store.messages(self._kit_run.thread)
+                session.events = [_event_of(m, event_class, types) for m in stored]
+            return session
+
+    return {"model": KitLlm, "session": KitSessionService, "types": types}
+
+
+def _shown(content: Any) -> dict[str, Any]:
+    """One ADK ``Content`` as the kit message the model is shown."""
+    dumped = _plain(content.model_dump(mode="json", exclude_none=True))
+    role, text, parts = event_fields({"content": dumped, "author": dumped.get("role")})
+    return {"role": role, "text": text, "parts": list(parts)}
+
+
+def _event_of(message: Message, event_class: Any, types: Any) -> Any:
+    """The ADK event a stored message stands for (kept in its metadata), or, for a
+    message another writer stored, a plain text event of its role."""
+    kept = dict(message.metadata).get(EVENT_KEY)
+    if isinstance(kept, Mapping):
+        return event_class.model_validate(_plain(kept))
+    user = message.role == "user"
+    return event_class(
+        id=message.id, invocation_id=message.run_id or "",
+        author="user" if user else AGENT_NAME,
+        content=types.Content(role="user" if user else "model",
+                              parts=[types.Part(text=message.text)]))
+
+
+class GoogleADKRuntime:
+    """ADK's ``Runner.run_async`` with a :class:`KitSessionService`, for
+    ``save-policy`` scripts."""
+
+    hooks = frozenset({"tool_error", "stream"})
+    """The optional hooks ADK has and the adapter translates (see the module)."""
+
+    policies: frozenset[str] = frozenset()
+    """The save policies ADK implements: none. It has no save-policy setting and
+    writes each event as it is made (its fingerprint is in the README)."""
+
+    def __init__(self) -> None:
+        self._agents: Any = require("google.adk.agents", EXTRA)
+        self._runners: Any = require("google.adk.runners", EXTRA)
+        self._tools: Any = require("google.adk.tools", EXTRA)
+        self._tool_context: Any = require("google.adk.tools.tool_context", EXTRA).ToolContext
+        self._types = _build_types()
+        self.version = library_versions("google-adk", "google-genai")
+
+    @property
+    def profiles(self) -> frozenset[str]:
+        """Only ``save-policy``: a session keeps a conversation, nothing else the kit judges."""
+        return frozenset({PROFILE})
+
+    def execute(self, script: Mapping[str, Any], env: Any) -> Mapping[str, JSONValue]:
+        """Run every run of ``script`` through ADK's ``Runner``; return what its caller saw."""
+        if script.get("profile") != PROFILE:
+            raise ValueError(f"profile: the google-adk runtime runs only {PROFILE!r}")
+        return run_to_end(lambda: self._execute(script, env))
+
+    async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
+        thread = str(script.get("thread", "thread"))
+        run = _Run(env, thread)
+        service = self._types["session"](run)
+        await service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=thread)
+        runner = self._runners.Runner(app_name=APP_NAME, agent=self._agent(script, run),
+                                      session_service=service)
+        runs: list[JSONValue] = []
+        try:
+            for spec in script.get("runs") or []:
+                runs.append(await self._one_run(runner, script, spec, run))
+        finally:
+            await runner.close()
+        return {"thread": thread, "runs": runs}
+
+    def _agent(self, script: Mapping[str, Any], run: _Run) -> Any:
+        env = run.env
+
+        def on_tool_error(tool: Any, args: Any, tool_context: Any, error: Exception) -> Any:
+            verdict = env.hook("tool_error", freeze_json(
+                {"tool": getattr(tool, "name", None),
+                 "error": {"type": _error_of(error)["type"], "message": str(error)}}))
+            if verdict.get("action") == "terminate":
+                return None  # as without a callback: ADK raises the tool's error
+            return {"error": str(error)}
+
+        return self._agents.LlmAgent(
+            name=AGENT_NAME,
+            model=self._types["model"](kit_run=run),
+            tools=[self._tool(str(name), _argument_names(script, str(name)), run)
+                   for name in (script.get("tools") or {})],
+            on_tool_error_callback=on_tool_error,
+        )
+
+    def _tool(self, name: str, names: Sequence[str], run: _Run) -> Any:
+        env = run.env
+
+        async def invoke(tool_context: Any, **args: Any) -> Any:
+            given = {k: v for k, v in args.items() if v is not None}
+            return env.tool(name, freeze_json(given), tool_context.function_call_id)
+
+        params = [inspect.Parameter("tool_context", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    annotation=self._tool_context)]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=Any,
+                                     default=None) for n in names if n.isidentifier()]
+        invoke.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        invoke.__annotations__ = {"tool_context": self._tool_context,
+                                  **{p.name: Any for p in params[1:]}}
+        invoke.__name__ = invoke.__qualname__ = name
+        invoke.__doc__ = f"The scripted tool {name}."
+        return self._tools.FunctionTool(invoke)
+
+    async def _one_run(self, runner: Any, script: Mapping[str, Any], spec: Any,
+                       run: _Run) -> JSONValue:
+        types = self._types["types"]
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("input"), str):
+            return _report("unsupported", None, None,
+                           {"type": "Unsupported",
+                            "message": "the adapter translates only runs with an input"})
+        message = types.Content(role="user", parts=[types.Part(text=spec["input"])])
+        streamed = bool(spec.get("stream", script.get("stream", False)))
+        mode = self._agents.run_config.StreamingMode
+        config = self._agents.RunConfig(
+            streaming_mode=mode.SSE if streamed else mode.NONE,
+            max_llm_calls=int(script.get("max_rounds", 10)) + 1)
+        last: Any = None
+        try:
+            async for event in runner.run_async(user_id=USER_ID, session_id=run.thread,
+                                                new_message=message, run_config=config):
+                if event.partial:
+                    text = _text(event)
+                    if text:
+                        run.env.emit("chunk", text=text)
+                    continue
+                last = event
+        except Exception as exc:  # ADK's caller sees the run raise
+            return _report("failed", None, None, _error_of(exc))
+        if last is not None and last.error_code is not None:
+            return _report("failed", None, None, {"type": str(last.error_code),
+                                                  "message": str(last.error_message or "")})
+        return _report("completed", None, _text(last) if last is not None else None, None)
+
+
+def _text(event: Any) -> str:
+    content = getattr(event, "content", None)
+    return "".join(p.text for p in (content.parts or []) if p.text) if content else ""
+
+
+def _argument_names(script: Mapping[str, Any], tool: str) -> list[str]:
+    """The argument names the script's model passes ``tool`` (its parameters)."""
+    names: list[str] = []
+    steps = (script.get("model") or {}).get(MODEL_COMPONENT) or []
+    for step in steps if isinstance(steps, list) else [steps]:
+        for call in (step.get("tool_calls") or []) if isinstance(step, Mapping) else []:
+            if isinstance(call, Mapping) and call.get("name") == tool:
+                names += [str(k) for k in (call.get("args") or {}) if str(k) not in names]
+    return names
+
+
+def _error_of(exc: BaseException) -> dict[str, JSONValue]:
+    scripted = getattr(exc, "error", None)
+    if isinstance(scripted, Mapping):
+        return {"type": str(getattr(exc, "type_name", None) or scripted.get("type") or "Error"),
+                "message": str(scripted.get("message", ""))}
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def _report(outcome: str, stage: str | None, reply: JSONValue,
+            error: dict[str, JSONValue] | None) -> dict[str, JSONValue]:
+    return {"outcome": outcome, "stage": stage, "reply": reply, "error": error}
+
+
+def google_adk_runtime() -> GoogleADKRuntime:
+    """The factory ``memconform run --runtime google-adk`` builds."""
+    return GoogleADKRuntime()
