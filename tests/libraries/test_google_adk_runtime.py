@@ -138,7 +138,8 @@ def test_the_tool_error_hook_is_adks_on_tool_error_callback(
     run = answer["runs"][0]
     assert run["outcome"] == outcome
     assert (run["error"] or {}).get("type") == error
-    assert [e["name"] for e in timeline if e["kind"] == "hook"] == ["tool_error"]
+    hooks = [e["name"] for e in timeline if e["kind"] == "hook"]
+    assert hooks[:2] == ["input_guardrail", "tool_error"]
     stored = store.messages(THREAD)
     kinds = [m.parts[0]["type"] if m.parts else m.role for m in stored]
     assert kinds[-1] == last
@@ -188,12 +189,77 @@ def test_a_streamed_run_puts_the_partial_events_on_the_timeline() -> None:
     assert _appends(timeline) == [["user"], ["assistant"], ["tool"], ["assistant"]]
 
 
+def _approval(script: dict[str, Any]) -> dict[str, Any]:
+    script["model"]["agent"][0]["tool_calls"][0]["needs_approval"] = True
+    return script
+
+
+def test_a_call_needing_approval_suspends_the_run_on_adks_tool_confirmation() -> None:
+    answer, store, timeline, env = _run(_approval(base_script(THREAD, None)))
+    run = answer["runs"][0]
+    assert run["outcome"] == "suspended"
+    assert run["pending_tool_calls"] == [
+        {"id": "call-notify", "name": TOOL, "args": {"order": "A-1"}}]
+    assert env.ledger == []
+    # the model's call, ADK's confirmation request, the tool's placeholder answer
+    assert _appends(timeline) == [["user"], ["assistant"], ["assistant"], ["tool"]]
+    assert store.messages(THREAD)[2].parts[0]["name"] == "adk_request_confirmation"
+
+
+@pytest.mark.parametrize(("approved", "effects", "result"), [
+    (True, 1, "notified"),
+    (False, 0, '{"error": "This tool call is rejected."}'),
+])
+def test_a_resume_run_sends_adk_the_confirmation(approved: bool, effects: int,
+                                                 result: str) -> None:
+    script = _approval(base_script(THREAD, None))
+    script["runs"].append({"resume": {"approved": approved}})
+    answer, store, timeline, env = _run(script)
+    assert [r["outcome"] for r in answer["runs"]] == ["suspended", "completed"]
+    assert answer["runs"][1]["reply"] == ANSWER
+    assert len(env.ledger) == effects
+    stored = store.messages(THREAD)
+    assert stored[4].parts[0]["result"] == {"confirmed": approved}
+    assert stored[5].text == result
+    assert _shown(timeline)[-1][-1] == "tool"
+
+
+@pytest.mark.parametrize(("hook", "stage", "appends"), [
+    ("input_guardrail", "input", [["user"], ["assistant"]]),
+    ("output_guardrail", "output", [["user"], ["assistant"], ["tool"], ["assistant"]]),
+])
+def test_a_blocking_guardrail_is_adks_model_callback_answering_instead(
+        hook: str, stage: str, appends: list[list[str]]) -> None:
+    script = base_script(THREAD, None)
+    script["hooks"][hook] = {"action": "block", "text": "not allowed"}
+    answer, store, timeline, env = _run(script)
+    assert answer["runs"][0] == {"outcome": "blocked", "stage": stage,
+                                 "reply": "not allowed", "error": None}
+    assert _appends(timeline) == appends
+    assert store.messages(THREAD)[-1].text == "not allowed"
+    hooks = [e["name"] for e in timeline if e["kind"] == "hook"]
+    assert hooks == ["input_guardrail"] if stage == "input" else [
+        "input_guardrail", "output_guardrail"]
+    assert env.model_calls() == (0 if stage == "input" else 2)
+
+
+def test_a_failing_guardrail_fails_the_run_with_adks_error_event() -> None:
+    script = base_script(THREAD, None)
+    script.update(apply_failure_point(script, "input guardrail"))
+    answer, store, _, env = _run(script)
+    assert answer["runs"][0]["outcome"] == "failed"
+    assert answer["runs"][0]["error"]["type"] == "GuardrailError"
+    assert env.model_calls() == 0
+    assert _error_event_stored(store)
+
+
 def test_the_runtime_is_named_and_declares_what_it_translates() -> None:
     assert resolve_runtime("google-adk") == BUILTIN_RUNTIMES["google-adk"]
     runtime = google_adk_runtime()
     assert isinstance(runtime, GoogleADKRuntime)
     assert runtime.profiles == frozenset({"save-policy"})
-    assert declared_hooks(runtime) == frozenset({"tool_error", "stream"})
+    assert declared_hooks(runtime) == frozenset(
+        {"input_guardrail", "output_guardrail", "tool_error", "approval", "stream"})
     assert declared_policies(runtime) == frozenset()
     assert not hasattr(runtime, "provides")
     assert subject_for("google-adk").label == "google-adk"

@@ -33,6 +33,24 @@ plugged into one piece of the environment:
   errors), a terminating one returns ``None``, which lets ADK raise the tool's
   error as it does without a callback, a failing one raises inside the
   callback;
+- the script's ``input_guardrail`` is the agent's ``before_model_callback``
+  (ADK's place for checking a request before the model sees it), consulted
+  on the first model call of a run with an input, with that input's text; the
+  script's ``output_guardrail`` is its ``after_model_callback``, consulted on a
+  complete model response calling no tool (the answer), with its text. A
+  ``block`` returns an ``LlmResponse`` holding the verdict's text, which ADK
+  uses instead of the model's call or answer (and stores as the agent's
+  answer); the run is reported ``blocked`` at that stage with that text, as
+  the application whose callback blocked knows it. A scripted failure raises
+  inside the callback;
+- a tool call the script marks ``needs_approval`` is ADK's tool confirmation:
+  the tool is made with ``require_confirmation``, a callable answering yes for
+  the marked call ids. ADK then ends the run with an
+  ``adk_request_confirmation`` call (a long-running tool call) instead of
+  running the tool: the run is ``suspended`` with the pending call. A
+  ``resume`` run sends ADK the confirmation it asks for, a function response
+  to that call holding ``{"confirmed": approved}``; a rejected call's result is
+  ADK's own rejection;
 - the session service (:class:`KitSessionService`, an ADK
   ``InMemorySessionService`` keeping ADK's own bookkeeping: sessions, state)
   writes every event the runner appends to ``env.store`` (the kit's recording
@@ -55,7 +73,14 @@ Translate, never fix
 ADK has no save-policy setting: a script's ``save_policy`` is not passed
 anywhere. The adapter declares the optional hooks it translates
 (:attr:`GoogleADKRuntime.hooks`); a failure point needing another is
-``unsupported``, never emulated. It stamps no run ids or rounds (it
+``unsupported``, never emulated. Not translated: provider retries (ADK's
+retry options configure the Gemini client, which the kit's model replaces),
+and two features ADK 2.13 has that the adapter does not translate yet:
+cancellation (``run_async``'s ``abort_signal``) and a run-end hook (a
+plugin's ``after_run_callback``, which returns nothing and so cannot cancel).
+``on_model_error_callback`` is not installed: the script has no hook a model
+error is handed to, so ADK's default (raise, after storing an error event)
+is what runs. It stamps no run ids or rounds (it
 ``provides`` nothing) and returns only what ADK's caller sees: each run's
 outcome, reply and error, never the model's calls or the messages the run
 made.
@@ -93,6 +118,8 @@ USER_ID = "memconform"
 AGENT_NAME = "memconform"
 """The agent's name (the ``author`` of every event the agent makes)."""
 PROFILE = "save-policy"
+CONFIRMATION_TOOL = "adk_request_confirmation"
+"""The function call with which ADK asks its caller to confirm a tool call."""
 
 
 def _plain(value: Any) -> Any:
@@ -143,9 +170,25 @@ def _dump(event: Any) -> dict[str, Any]:
 class _Run:
     """Per-execution state shared by the model, the tools and the session service."""
 
-    def __init__(self, env: Any, thread: str) -> None:
+    def __init__(self, env: Any, thread: str, script: Mapping[str, Any]) -> None:
         self.env = env
         self.thread = thread
+        self.approvals = {
+            str(call.get("id")) for step in _steps(script)
+            for call in step.get("tool_calls") or []
+            if isinstance(call, Mapping) and call.get("needs_approval")
+        }
+        self.input: str | None = None
+        """The text of the running run's input, until the input guardrail saw it."""
+        self.blocked: str | None = None
+        """The stage (``input``, ``output``) at which a guardrail blocked the run."""
+        self.confirmations: list[str] = []
+        """The ids of the ``adk_request_confirmation`` calls the last run ended with."""
+
+
+def _steps(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    steps = (script.get("model") or {}).get(MODEL_COMPONENT) or []
+    return [s for s in (steps if isinstance(steps, list) else [steps]) if isinstance(s, Mapping)]
 
 
 def _build_types() -> dict[str, Any]:
@@ -204,7 +247,8 @@ def _build_types() -> dict[str, Any]:
                 session.events = [_event_of(m, event_class, types) for m in stored]
             return session
 
-    return {"model": KitLlm, "session": KitSessionService, "types": types}
+    return {"model": KitLlm, "session": KitSessionService, "types": types,
+            "response": response_class}
 
 
 def _shown(content: Any) -> dict[str, Any]:
@@ -232,7 +276,8 @@ class GoogleADKRuntime:
     """ADK's ``Runner.run_async`` with a :class:`KitSessionService`, for
     ``save-policy`` scripts."""
 
-    hooks = frozenset({"tool_error", "stream"})
+    hooks = frozenset({"input_guardrail", "output_guardrail", "tool_error", "approval",
+                       "stream"})
     """The optional hooks ADK has and the adapter translates (see the module)."""
 
     policies: frozenset[str] = frozenset()
@@ -260,7 +305,7 @@ class GoogleADKRuntime:
 
     async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
         thread = str(script.get("thread", "thread"))
-        run = _Run(env, thread)
+        run = _Run(env, thread, script)
         service = self._types["session"](run)
         await service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=thread)
         runner = self._runners.Runner(app_name=APP_NAME, agent=self._agent(script, run),
@@ -284,8 +329,35 @@ class GoogleADKRuntime:
                 return None  # as without a callback: ADK raises the tool's error
             return {"error": str(error)}
 
+        def text_response(text: Any) -> Any:
+            types = self._types["types"]
+            return self._types["response"](content=types.Content(
+                role="model", parts=[types.Part(text=str(text or ""))]))
+
+        def input_guardrail(callback_context: Any, llm_request: Any) -> Any:
+            if run.input is None:
+                return None
+            text, run.input = run.input, None
+            verdict = env.hook("input_guardrail", freeze_json({"text": text}))
+            if verdict.get("action") != "block":
+                return None
+            run.blocked = "input"
+            return text_response(verdict.get("text"))
+
+        def output_guardrail(callback_context: Any, llm_response: Any) -> Any:
+            if llm_response.partial or llm_response.get_function_calls() \
+                    or llm_response.error_code is not None:
+                return None
+            verdict = env.hook("output_guardrail", freeze_json({"text": _text(llm_response)}))
+            if verdict.get("action") != "block":
+                return None
+            run.blocked = "output"
+            return text_response(verdict.get("text"))
+
         return self._agents.LlmAgent(
             name=AGENT_NAME,
+            before_model_callback=input_guardrail,
+            after_model_callback=output_guardrail,
             model=self._types["model"](kit_run=run),
             tools=[self._tool(str(name), _argument_names(script, str(name)), run)
                    for name in (script.get("tools") or {})],
@@ -308,22 +380,39 @@ class GoogleADKRuntime:
                                   **{p.name: Any for p in params[1:]}}
         invoke.__name__ = invoke.__qualname__ = name
         invoke.__doc__ = f"The scripted tool {name}."
-        return self._tools.FunctionTool(invoke)
+
+        def needs_approval(tool_context: Any, **_: Any) -> bool:
+            return str(tool_context.function_call_id) in run.approvals
+
+        return self._tools.FunctionTool(invoke, require_confirmation=needs_approval)
 
     async def _one_run(self, runner: Any, script: Mapping[str, Any], spec: Any,
                        run: _Run) -> JSONValue:
         types = self._types["types"]
-        if not isinstance(spec, Mapping) or not isinstance(spec.get("input"), str):
-            return _report("unsupported", None, None,
-                           {"type": "Unsupported",
-                            "message": "the adapter translates only runs with an input"})
-        message = types.Content(role="user", parts=[types.Part(text=spec["input"])])
+        if isinstance(spec, Mapping) and isinstance(spec.get("input"), str):
+            parts = [types.Part(text=spec["input"])]
+        elif isinstance(spec, Mapping) and isinstance(spec.get("resume"), Mapping):
+            approved = bool(spec["resume"].get("approved"))
+            parts = [types.Part(function_response=types.FunctionResponse(
+                id=call_id, name=CONFIRMATION_TOOL, response={"confirmed": approved}))
+                for call_id in run.confirmations]
+        else:
+            parts = []
+        if not parts:
+            return _report("unsupported", None, None, {
+                "type": "Unsupported",
+                "message": "the adapter translates runs with an input or a resume"})
+        run.confirmations = []
+        run.input = spec["input"] if isinstance(spec.get("input"), str) else None
+        run.blocked = None
+        message = types.Content(role="user", parts=parts)
         streamed = bool(spec.get("stream", script.get("stream", False)))
         mode = self._agents.run_config.StreamingMode
         config = self._agents.RunConfig(
             streaming_mode=mode.SSE if streamed else mode.NONE,
             max_llm_calls=int(script.get("max_rounds", 10)) + 1)
         last: Any = None
+        pending: list[JSONValue] = []
         try:
             async for event in runner.run_async(user_id=USER_ID, session_id=run.thread,
                                                 new_message=message, run_config=config):
@@ -333,12 +422,34 @@ class GoogleADKRuntime:
                         run.env.emit("chunk", text=text)
                     continue
                 last = event
+                pending += self._pending(event, run)
         except Exception as exc:  # ADK's caller sees the run raise
             return _report("failed", None, None, _error_of(exc))
+        if run.blocked is not None:
+            return _report("blocked", run.blocked, _text(last) if last is not None else None,
+                           None)
+        if pending:
+            return {**_report("suspended", None, None, None), "pending_tool_calls": pending}
         if last is not None and last.error_code is not None:
             return _report("failed", None, None, {"type": str(last.error_code),
                                                   "message": str(last.error_message or "")})
         return _report("completed", None, _text(last) if last is not None else None, None)
+
+    @staticmethod
+    def _pending(event: Any, run: _Run) -> list[JSONValue]:
+        """The tool calls ``event`` asks the caller to confirm (ADK's long-running
+        ``adk_request_confirmation`` calls), each as the original call."""
+        waiting = set(event.long_running_tool_ids or ())
+        found: list[JSONValue] = []
+        for call in event.get_function_calls() if waiting else []:
+            if call.name != CONFIRMATION_TOOL or call.id not in waiting:
+                continue
+            run.confirmations.append(str(call.id))
+            original = (call.args or {}).get("originalFunctionCall") or {}
+            found.append(freeze_json(_plain({"id": original.get("id"),
+                                             "name": original.get("name"),
+                                             "args": original.get("args") or {}})))
+        return found
 
 
 def _text(event: Any) -> str:
