@@ -19,7 +19,7 @@ from memconform.adapters.libraries.google_adk_runtime import (
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.adapters.registry import BUILTIN_RUNTIMES, resolve_runtime
-from memconform.fingerprint import declared_hooks, subject_for
+from memconform.fingerprint import declared_hooks, fingerprint, render_json, subject_for
 from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import declared_policies
 from memconform.steps._save_policy_scripts import (
@@ -221,6 +221,8 @@ def test_a_resume_run_sends_adk_the_confirmation(approved: bool, effects: int,
     stored = store.messages(THREAD)
     assert stored[4].parts[0]["result"] == {"confirmed": approved}
     assert stored[5].text == result
+    # the placeholder response of the suspended run and the real one answer one call
+    assert [m.parts[0]["call_id"] for m in (stored[3], stored[5])] == ["call-notify"] * 2
     assert _shown(timeline)[-1][-1] == "tool"
 
 
@@ -265,3 +267,13 @@ def test_the_runtime_is_named_and_declares_what_it_translates() -> None:
     assert subject_for("google-adk").label == "google-adk"
     with pytest.raises(ValueError, match="profile"):
         runtime.execute({"profile": "turn-records"}, None)
+
+
+def test_the_fingerprint_is_stable_and_names_the_readmes_nearest_policy() -> None:
+    first, second = fingerprint(subject_for("google-adk")), fingerprint(subject_for("google-adk"))
+    assert render_json(first) == render_json(second)
+    assert first.nearest == "anvia-main/message"
+    assert {p.name for p in first.unsupported} == {
+        "cancel before model call 1", "model call 1 retried", "cancel before model call 2",
+        "run-end hook fails", "run-end hook cancels",
+    }
