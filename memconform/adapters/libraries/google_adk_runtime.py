@@ -43,6 +43,19 @@ plugged into one piece of the environment:
   answer); the run is reported ``blocked`` at that stage with that text, as
   the application whose callback blocked knows it. A scripted failure raises
   inside the callback;
+- a run's ``cancel_before_model_call`` is ADK's ``abort_signal``, the
+  ``asyncio.Event`` the caller of ``run_async`` owns: when the run comes to
+  that model call (the agent's ``before_model_callback``), the signal is set
+  and the callback waits, the model not called, until ADK cancels it. ADK
+  then seals the invocation (an ``INVOCATION_ABORTED`` error event, or an
+  error response to each call left unanswered) and ends the run without
+  raising: the run is reported ``cancelled``;
+- the script's ``run_end`` hook is a plugin's ``after_run_callback``, which
+  ADK calls once a run has ended without an error (completed, suspended or
+  aborted; not after a failure): a
+  scripted failure raises inside it (ADK hands its caller that error wrapped
+  in a ``RuntimeError``); a ``cancel`` verdict has no ADK counterpart (the
+  callback returns nothing and the run is over) and changes nothing;
 - a tool call the script marks ``needs_approval`` is ADK's tool confirmation:
   the tool is made with ``require_confirmation``, a callable answering yes for
   the marked call ids. ADK then ends the run with an
@@ -75,9 +88,6 @@ anywhere. The adapter declares the optional hooks it translates
 (:attr:`GoogleADKRuntime.hooks`); a failure point needing another is
 ``unsupported``, never emulated. Not translated: provider retries (ADK's
 retry options configure the Gemini client, which the kit's model replaces),
-and two features ADK 2.13 has that the adapter does not translate yet:
-cancellation (``run_async``'s ``abort_signal``) and a run-end hook (a
-plugin's ``after_run_callback``, which returns nothing and so cannot cancel).
 ``on_model_error_callback`` is not installed: the script has no hook a model
 error is handed to, so ADK's default (raise, after storing an error event)
 is what runs. It stamps no run ids or rounds (it
@@ -88,6 +98,7 @@ made.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Mapping, Sequence
@@ -180,6 +191,12 @@ class _Run:
         }
         self.input: str | None = None
         """The text of the running run's input, until the input guardrail saw it."""
+        self.cancel_at: int | None = None
+        """The model call of the running run before which its caller cancels it."""
+        self.model_calls = 0
+        """How many model calls the running run came to (``before_model_callback``)."""
+        self.abort: asyncio.Event | None = None
+        """The running run's ``abort_signal``."""
         self.blocked: str | None = None
         """The stage (``input``, ``output``) at which a guardrail blocked the run."""
         self.confirmations: list[str] = []
@@ -199,6 +216,7 @@ def _build_types() -> dict[str, Any]:
     events = require("google.adk.events", EXTRA)
     types = require("google.genai.types", EXTRA)
     pydantic = require("pydantic", EXTRA)
+    plugins = require("google.adk.plugins.base_plugin", EXTRA)
     response_class: Any = llm_response.LlmResponse
     event_class: Any = events.Event
 
@@ -247,7 +265,20 @@ def _build_types() -> dict[str, Any]:
                 session.events = [_event_of(m, event_class, types) for m in stored]
             return session
 
+    class RunEndPlugin(plugins.BasePlugin):  # type: ignore[misc,name-defined]
+        """A plugin whose ``after_run_callback`` is the script's ``run_end`` hook."""
+
+        def __init__(self, run: _Run) -> None:
+            super().__init__(name="memconform_run_end")
+            self._kit_run = run
+
+        async def after_run_callback(self, *, invocation_context: Any) -> None:
+            # a "cancel" verdict has no ADK counterpart: the run is over
+            self._kit_run.env.hook("run_end", freeze_json(
+                {"invocation_id": getattr(invocation_context, "invocation_id", None)}))
+
     return {"model": KitLlm, "session": KitSessionService, "types": types,
+            "run_end": RunEndPlugin,
             "response": response_class}
 
 
@@ -276,8 +307,8 @@ class GoogleADKRuntime:
     """ADK's ``Runner.run_async`` with a :class:`KitSessionService`, for
     ``save-policy`` scripts."""
 
-    hooks = frozenset({"input_guardrail", "output_guardrail", "tool_error", "approval",
-                       "stream"})
+    hooks = frozenset({"input_guardrail", "output_guardrail", "tool_error", "run_end",
+                       "cancel", "approval", "stream"})
     """The optional hooks ADK has and the adapter translates (see the module)."""
 
     policies: frozenset[str] = frozenset()
@@ -287,6 +318,7 @@ class GoogleADKRuntime:
     def __init__(self) -> None:
         self._agents: Any = require("google.adk.agents", EXTRA)
         self._runners: Any = require("google.adk.runners", EXTRA)
+        self._apps: Any = require("google.adk.apps", EXTRA)
         self._tools: Any = require("google.adk.tools", EXTRA)
         self._tool_context: Any = require("google.adk.tools.tool_context", EXTRA).ToolContext
         self._types = _build_types()
@@ -308,8 +340,9 @@ class GoogleADKRuntime:
         run = _Run(env, thread, script)
         service = self._types["session"](run)
         await service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=thread)
-        runner = self._runners.Runner(app_name=APP_NAME, agent=self._agent(script, run),
-                                      session_service=service)
+        app = self._apps.App(name=APP_NAME, root_agent=self._agent(script, run),
+                             plugins=[self._types["run_end"](run)])
+        runner = self._runners.Runner(app=app, session_service=service)
         runs: list[JSONValue] = []
         try:
             for spec in script.get("runs") or []:
@@ -334,7 +367,11 @@ class GoogleADKRuntime:
             return self._types["response"](content=types.Content(
                 role="model", parts=[types.Part(text=str(text or ""))]))
 
-        def input_guardrail(callback_context: Any, llm_request: Any) -> Any:
+        async def before_model(callback_context: Any, llm_request: Any) -> Any:
+            run.model_calls += 1
+            if run.cancel_at == run.model_calls and run.abort is not None:
+                run.abort.set()
+                await _cancelled_by_adk()
             if run.input is None:
                 return None
             text, run.input = run.input, None
@@ -356,7 +393,7 @@ class GoogleADKRuntime:
 
         return self._agents.LlmAgent(
             name=AGENT_NAME,
-            before_model_callback=input_guardrail,
+            before_model_callback=before_model,
             after_model_callback=output_guardrail,
             model=self._types["model"](kit_run=run),
             tools=[self._tool(str(name), _argument_names(script, str(name)), run)
@@ -405,6 +442,10 @@ class GoogleADKRuntime:
         run.confirmations = []
         run.input = spec["input"] if isinstance(spec.get("input"), str) else None
         run.blocked = None
+        run.model_calls = 0
+        cancel_at = spec.get("cancel_before_model_call")
+        run.cancel_at = cancel_at if isinstance(cancel_at, int) else None
+        run.abort = asyncio.Event()
         message = types.Content(role="user", parts=parts)
         streamed = bool(spec.get("stream", script.get("stream", False)))
         mode = self._agents.run_config.StreamingMode
@@ -415,7 +456,8 @@ class GoogleADKRuntime:
         pending: list[JSONValue] = []
         try:
             async for event in runner.run_async(user_id=USER_ID, session_id=run.thread,
-                                                new_message=message, run_config=config):
+                                                new_message=message, run_config=config,
+                                                abort_signal=run.abort):
                 if event.partial:
                     text = _text(event)
                     if text:
@@ -430,6 +472,10 @@ class GoogleADKRuntime:
                            None)
         if pending:
             return {**_report("suspended", None, None, None), "pending_tool_calls": pending}
+        if run.abort.is_set():
+            return _report("cancelled", None, None, {
+                "type": str(getattr(last, "error_code", None) or "Aborted"),
+                "message": str(getattr(last, "error_message", None) or "")})
         if last is not None and last.error_code is not None:
             return _report("failed", None, None, {"type": str(last.error_code),
                                                   "message": str(last.error_message or "")})
@@ -450,6 +496,20 @@ class GoogleADKRuntime:
                                              "name": original.get("name"),
                                              "args": original.get("args") or {}})))
         return found
+
+
+ABORT_GRACE = 60.0
+"""Seconds a cancelled run's callback waits for ADK to cancel it before it gives
+up with an error (a bound against a hang, never reached when ADK cancels)."""
+
+
+async def _cancelled_by_adk() -> None:
+    """Wait until ADK cancels the waiting task (it does once the run's abort
+    signal is set); raise if it never does."""
+    try:
+        await asyncio.wait_for(asyncio.Event().wait(), ABORT_GRACE)
+    except TimeoutError:
+        raise RuntimeError("ADK did not cancel the run after its abort_signal was set") from None
 
 
 def _text(event: Any) -> str:
