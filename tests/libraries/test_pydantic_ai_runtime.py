@@ -106,9 +106,9 @@ def test_a_model_error_ends_the_run_failed_and_nothing_is_saved() -> None:
 def test_a_tool_error_reaches_the_scripts_hook_and_becomes_a_failed_tool_return() -> None:
     answer, store, timeline, _ = _run(apply_failure_point(base_script(THREAD, None), "tool"))
     assert answer["runs"][0]["outcome"] == "completed"
-    hooks = [e for e in timeline if e["kind"] == "hook"]
-    assert [(h["name"], h["payload"]["error"]["type"]) for h in hooks] == [
-        ("tool_error", "MailError")]
+    hooks = [e for e in timeline if e["kind"] == "hook" and e["name"] == "tool_error"]
+    assert [(h["payload"]["tool"], h["payload"]["error"]["type"]) for h in hooks] == [
+        (TOOL, "MailError")]
     result = store.messages(THREAD)[2]
     assert result.parts[0]["error"] == "MailError: mail server said no"
     assert dict(result.metadata)[MESSAGE_KEY]["parts"][0]["outcome"] == "failed"
@@ -154,6 +154,18 @@ def test_an_approval_pauses_the_run_and_a_resume_completes_it() -> None:
     assert env.ledger == [{"tool": TOOL, "call_id": "call-notify", "effect": EFFECT}]
 
 
+def test_a_failed_resume_saves_nothing_so_a_second_resume_runs_the_tool_again() -> None:
+    script = _approval(base_script(THREAD, None))
+    script["model"]["agent"][1] = {"fail": {"type": "ModelError", "message": "down"}}
+    script["model"]["agent"].append({"reply": ANSWER})
+    script["runs"] += [{"resume": {"approved": True}}, {"resume": {"approved": True}}]
+    answer, store, timeline, env = _run(script)
+    assert [r["outcome"] for r in answer["runs"]] == ["suspended", "failed", "completed"]
+    assert _appends(timeline) == [["user", "assistant"], ["tool", "assistant"]]
+    assert [e["call_id"] for e in env.ledger] == ["call-notify", "call-notify"]
+    assert [m.role for m in store.messages(THREAD)] == ["user", "assistant", "tool", "assistant"]
+
+
 def test_a_denied_approval_is_pydantic_ais_denial_result() -> None:
     script = _approval(base_script(THREAD, None))
     script["runs"].append({"resume": {"approved": False, "reason": "no mail today"}})
@@ -170,6 +182,31 @@ def test_a_streamed_run_puts_the_answer_text_on_the_timeline() -> None:
     assert answer["runs"][0]["outcome"] == "completed"
     chunks = [e["text"] for e in timeline if e["kind"] == "event" and e["name"] == "chunk"]
     assert chunks == [ANSWER]
+
+
+@pytest.mark.parametrize(("call", "seen"), [(1, []), (2, [["user"]])])
+def test_a_cancellation_stops_the_run_before_its_model_call_and_nothing_is_saved(
+        call: int, seen: list[list[str]]) -> None:
+    script = base_script(THREAD, None)
+    script["runs"][0]["cancel_before_model_call"] = call
+    answer, store, timeline, env = _run(script)
+    assert answer["runs"][0]["outcome"] == "cancelled"
+    assert answer["runs"][0]["error"]["type"] == "RunCancelled"
+    assert _shown(timeline) == seen
+    assert store.messages(THREAD) == []
+    assert len(env.ledger) == call - 1
+
+
+def test_the_run_end_hook_is_after_run_a_failing_one_fails_a_cancelling_one_cancels() -> None:
+    script = apply_failure_point(base_script(THREAD, None), "run-end hook")
+    answer, store, timeline, _ = _run(script)
+    assert answer["runs"][0]["error"] == {"type": "HookError", "message": "run-end hook broke"}
+    hooks = [e for e in timeline if e["kind"] == "hook"]
+    assert [(h["name"], h["payload"]) for h in hooks] == [("run_end", {"reply": ANSWER})]
+    assert store.messages(THREAD) == []
+    answer, store, _, _ = _run(apply_failure_point(base_script(THREAD, None), "run-end cancel"))
+    assert answer["runs"][0]["outcome"] == "cancelled"
+    assert store.messages(THREAD) == []
 
 
 def test_a_refused_save_is_what_the_caller_sees() -> None:
@@ -219,7 +256,8 @@ def test_the_runtime_is_named_and_declares_what_it_translates() -> None:
     runtime = pydantic_ai_runtime()
     assert isinstance(runtime, PydanticAIRuntime)
     assert runtime.profiles == frozenset({"save-policy"})
-    assert declared_hooks(runtime) == frozenset({"tool_error", "approval", "stream"})
+    assert declared_hooks(runtime) == frozenset(
+        {"tool_error", "approval", "stream", "run_end", "cancel"})
     assert declared_policies(runtime) == frozenset()
     assert not hasattr(runtime, "provides")
 
@@ -229,9 +267,8 @@ def test_the_fingerprint_is_stable_and_names_the_readmes_nearest_policy() -> Non
         subject_for("pydantic-ai"))
     assert render_json(first) == render_json(second)
     assert first.nearest == "run"
-    assert first.distances["run"] == 10
+    assert first.distances["run"] == 14
     assert {p.name for p in first.unsupported} == {
-        "input guardrail blocks", "input guardrail fails", "cancel before model call 1",
-        "model call 1 retried", "cancel before model call 2", "output guardrail fails",
-        "output guardrail blocks", "run-end hook fails", "run-end hook cancels",
+        "input guardrail blocks", "input guardrail fails", "model call 1 retried",
+        "output guardrail fails", "output guardrail blocks",
     }

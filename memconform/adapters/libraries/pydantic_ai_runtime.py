@@ -42,6 +42,16 @@ pydantic-ai is plugged into one piece of the environment:
   which the caller sees as ``suspended`` with the pending calls; a
   ``resume`` run passes ``DeferredToolResults`` (an approval, or a
   ``ToolDenied`` with the reason) with the loaded conversation;
+- the script's ``run_end`` hook is pydantic-ai's run-end hook, the same
+  capability's ``after_run`` (called with the run's result, a paused run's
+  included): a failing hook raises there, so ``agent.run`` raises it; a
+  cancelling one calls ``ctx.cancel()``, which pydantic-ai honours at the
+  run's exit (``RunCancelled``);
+- a run the script cancels before its N-th model call is driven with
+  ``agent.iter`` and cancelled by the caller (``AgentRun.cancel()``) when the
+  N-th model-request node is next, before it runs: the run ends with
+  ``RunCancelled`` (outcome ``cancelled``). ``agent.iter`` takes no stream
+  handler, so a streamed run with a scripted cancellation is ``unsupported``;
 - a streamed run passes an ``event_stream_handler`` to ``agent.run``: each
   piece of answer text pydantic-ai streams (a text part's start, then its
   deltas) is a ``chunk`` event on the timeline;
@@ -68,17 +78,15 @@ Translate, never fix
 pydantic-ai has no save-policy setting (``policies`` is empty): a script's
 ``save_policy`` is not passed anywhere. What is saved is what the documented
 loop saves: the whole run in one batch after it completed or paused, nothing
-when ``agent.run`` raised (the caller's save never runs). The adapter
-declares the optional hooks it translates (:attr:`PydanticAIRuntime.hooks`:
-tool errors, approvals, streaming); a failure point needing another is
+when ``agent.run`` raised or was cancelled (the caller's save never runs). The
+adapter declares the optional hooks it translates
+(:attr:`PydanticAIRuntime.hooks`: tool errors, the run-end hook,
+cancellation, approvals, streaming); a failure point needing another is
 ``unsupported``, never emulated: pydantic-ai has no input or output
 guardrail (an output validator can only ask the model again or fail the
-run, it cannot block an answer), no run-end hook that can cancel a run
-(``after_run`` can only change the result or raise), no retry of a failed
-model request unless a capability raises ``RetryModelRequest`` (the agent
-has none by default), and a cancellation is the caller cancelling the
-run's task, which the script's per-call cancellation has no native hook
-for. It stamps no run ids or rounds (it ``provides`` nothing) and returns
+run, it cannot block an answer), and no retry of a failed model request
+unless a capability raises ``RetryModelRequest`` (the agent has none by
+default). It stamps no run ids or rounds (it ``provides`` nothing) and returns
 only what the caller of ``agent.run`` sees: each run's outcome, reply, error
 and pending tool calls, never the model's calls or the messages the run made.
 """
@@ -316,11 +324,20 @@ def _build_types() -> dict[str, Any]:
         async def delete_record(self, conversation_id: str, *, expected_revision: str) -> None:
             raise StoreError("delete: the kit's store never removes stored messages")
 
-    class ToolErrorHook(capabilities.AbstractCapability):  # type: ignore[misc,name-defined]
-        """pydantic-ai's tool-error hook calling the script's ``tool_error`` hook."""
+    class ScriptHooks(capabilities.AbstractCapability):  # type: ignore[misc,name-defined]
+        """pydantic-ai's tool-error and run-end hooks calling the script's ``tool_error``
+        and ``run_end`` hooks."""
 
         def __init__(self, run: _Run) -> None:
             self._run = run
+
+        async def after_run(self, ctx: Any, *, result: Any) -> Any:
+            output = result.output
+            verdict = self._run.env.hook("run_end", freeze_json(
+                {"reply": output if isinstance(output, str) else None}))
+            if verdict.get("action") == "cancel":
+                ctx.cancel()  # honoured at the run's exit: RunCancelled
+            return result
 
         async def on_tool_execute_error(self, ctx: Any, *, call: Any, tool_def: Any,
                                         args: Any, error: Exception) -> Any:
@@ -331,7 +348,7 @@ def _build_types() -> dict[str, Any]:
                 raise error  # as without the hook: the run fails with it
             raise exceptions.ToolFailed(f"{failure['type']}: {failure['message']}")
 
-    return {"store": KitConversationStore, "tool_error": ToolErrorHook,
+    return {"store": KitConversationStore, "hooks": ScriptHooks,
             "messages": messages_mod}
 
 
@@ -354,7 +371,7 @@ class PydanticAIRuntime:
     """A pydantic-ai ``Agent`` saved through :class:`KitConversationStore` as pydantic-ai
     documents it (load, run, save), for ``save-policy`` scripts."""
 
-    hooks = frozenset({"tool_error", "approval", "stream"})
+    hooks = frozenset({"tool_error", "approval", "stream", "run_end", "cancel"})
     """The optional hooks pydantic-ai has and the adapter translates (see the module)."""
 
     policies: frozenset[str] = frozenset()
@@ -423,7 +440,7 @@ class PydanticAIRuntime:
             function.FunctionModel(respond, stream_function=stream, model_name="memconform"),
             tools=tools,
             output_type=[str, pai.DeferredToolRequests],
-            capabilities=[self._types["tool_error"](run)],
+            capabilities=[self._types["hooks"](run)],
         )
 
     def _tool(self, name: str, run: _Run) -> Any:
@@ -458,15 +475,25 @@ class PydanticAIRuntime:
             return _report("unsupported", None, None,
                            {"type": "Unsupported",
                             "message": "the adapter translates runs with an input or a resume"})
+        cancel_at = spec.get("cancel_before_model_call")
         if spec.get("stream", script.get("stream", False)):
+            if cancel_at is not None:
+                return _report("unsupported", None, None, {
+                    "type": "Unsupported",
+                    "message": "agent.iter, which a cancellation needs, takes no stream handler"})
             options["event_stream_handler"] = _chunks(run, self._types["messages"])
         try:
             conversation = await store.load(run.thread) or pai.Conversation(
                 conversation_id=run.thread)
             if "deferred_tool_results" in options:
                 options["deferred_tool_results"] = options["deferred_tool_results"](conversation)
-            result = await agent.run(conversation=conversation, **options)
+            if cancel_at is None:
+                result = await agent.run(conversation=conversation, **options)
+            else:
+                result = await _cancelled_before(agent, int(cancel_at), conversation, options)
             await store.save(result)
+        except pai.RunCancelled as exc:  # the run stopped because the caller asked it to
+            return _report("cancelled", None, None, _error_of(exc))
         except Exception as exc:  # the caller of agent.run (or of save) sees it raise
             return _report("failed", None, None, _error_of(exc))
         output = result.output
@@ -492,6 +519,21 @@ class PydanticAIRuntime:
             return pai.DeferredToolResults(approvals={c.tool_call_id: verdict for c in calls})
 
         return build
+
+
+async def _cancelled_before(agent: Any, call: int, conversation: Any,
+                            options: dict[str, Any]) -> Any:
+    """Drive the run with ``agent.iter`` and cancel it (``AgentRun.cancel()``) when its
+    ``call``-th model request is the next node, before that request runs: the
+    caller's cancellation, which ends the run with ``RunCancelled``."""
+    requests = 0
+    async with agent.iter(conversation=conversation, **options) as agent_run:
+        async for node in agent_run:
+            if type(agent).is_model_request_node(node):
+                requests += 1
+                if requests == call:
+                    agent_run.cancel()
+    return agent_run.result
 
 
 def _chunks(run: _Run, messages_mod: Any) -> Any:
