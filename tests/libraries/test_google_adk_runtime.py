@@ -86,6 +86,17 @@ def test_a_tool_round_stores_each_event_as_one_batch() -> None:
     assert "new_messages" not in answer["runs"][0]
 
 
+def test_adks_ids_and_clock_are_the_kits_so_what_is_stored_repeats() -> None:
+    script = base_script(THREAD, None)
+    script["clock"] = "2026-03-01T12:00:00Z"
+    first, second = _run(script)[1], _run(script)[1]
+    kept = [dict(m.metadata)[EVENT_KEY] for m in first.messages(THREAD)]
+    assert kept == [dict(m.metadata)[EVENT_KEY] for m in second.messages(THREAD)]
+    assert kept[0]["id"].startswith("adk-")
+    assert kept[0]["invocation_id"] == kept[-1]["invocation_id"]
+    assert {e["timestamp"] for e in kept} == {1772366400.0}
+
+
 def test_a_model_error_fails_the_run_and_adk_stores_an_error_event() -> None:
     script = base_script(THREAD, None)
     script.update(apply_failure_point(script, "later model call"))

@@ -75,7 +75,10 @@ plugged into one piece of the environment:
   content, only ADK's ``error_code`` and ``error_message``). The event itself
   travels in the message's metadata (:data:`EVENT_KEY`), and ``get_session``
   takes the session's events from the store, so the store under test is the
-  one the next run reads. An error event is no ``record_error`` call: it names
+  one the next run reads. ADK's event and invocation ids and its timestamps
+  come from the kit's ids (``adk-1``, ...) and clock (ADK's
+  ``google.adk.platform`` providers), so what is stored is the same on every
+  run of a script. An error event is no ``record_error`` call: it names
   neither a run's messages nor the run, it is one more event of the session;
 - a streamed run is ``RunConfig(streaming_mode=StreamingMode.SSE)``: each
   ``partial`` event ``run_async`` yields is a ``chunk`` event on the timeline
@@ -319,6 +322,8 @@ class GoogleADKRuntime:
         self._agents: Any = require("google.adk.agents", EXTRA)
         self._runners: Any = require("google.adk.runners", EXTRA)
         self._apps: Any = require("google.adk.apps", EXTRA)
+        self._ids: Any = require("google.adk.platform.uuid", EXTRA)
+        self._time: Any = require("google.adk.platform.time", EXTRA)
         self._tools: Any = require("google.adk.tools", EXTRA)
         self._tool_context: Any = require("google.adk.tools.tool_context", EXTRA).ToolContext
         self._types = _build_types()
@@ -338,6 +343,11 @@ class GoogleADKRuntime:
     async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
         thread = str(script.get("thread", "thread"))
         run = _Run(env, thread, script)
+        # ADK's own ids and clock (event and invocation ids, timestamps) come from
+        # the kit's; both providers are context variables, so they hold for this
+        # coroutine and the tasks ADK starts from it, and nothing else
+        self._ids.set_id_provider(lambda: env.ids.next("adk"))
+        self._time.set_time_provider(lambda: env.clock.now_datetime().timestamp())
         service = self._types["session"](run)
         await service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=thread)
         app = self._apps.App(name=APP_NAME, root_agent=self._agent(script, run),
