@@ -104,6 +104,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -132,6 +133,9 @@ USER_ID = "memconform"
 AGENT_NAME = "memconform"
 """The agent's name (the ``author`` of every event the agent makes)."""
 PROFILE = "save-policy"
+ADK_LOGGER = "google_adk"
+"""The logger every ADK module logs under."""
+_QUIET = logging.NullHandler()
 CONFIRMATION_TOOL = "adk_request_confirmation"
 """The function call with which ADK asks its caller to confirm a tool call."""
 
@@ -328,6 +332,11 @@ class GoogleADKRuntime:
         self._tool_context: Any = require("google.adk.tools.tool_context", EXTRA).ToolContext
         self._types = _build_types()
         self.version = library_versions("google-adk", "google-genai")
+        # ADK logs each failed run with its traceback; with no handler configured
+        # Python's last-resort handler printed them all to stderr (over 1,600
+        # lines for one fingerprint). A NullHandler on ADK's logger stops that
+        # and leaves the records to any handler the application configures.
+        logging.getLogger(ADK_LOGGER).addHandler(_QUIET)
 
     @property
     def profiles(self) -> frozenset[str]:
