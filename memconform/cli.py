@@ -186,6 +186,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--baseline", help="TOML file of known failures")
     run.add_argument("--certify", action="store_true", help="run everything; refuse selections")
+    run.add_argument(
+        "--quick", action="store_true",
+        help="leave out the stress-size rows (a batch of 10,000, a 16 MiB text) and the "
+        "generated checks: a fast gate for every commit, never a certification (the "
+        "report's mode says quick; --certify refuses it)",
+    )
     run.add_argument("--mutant", help="run against a deliberately broken store or runtime")
     run.add_argument(
         "--jobs", type=int, default=1, help="parallel worker processes (pytest-xdist), 1 or more"
@@ -475,8 +481,10 @@ def _selection(args: argparse.Namespace, catalogue: Catalogue) -> list[str] | No
     unknown = [r for r in args.rule if r not in catalogue.ids]
     if unknown:
         raise UsageError(f"unknown rule {unknown[0]!r} (see `memconform rules`)")
-    if args.certify and (args.profile or args.rule or args.mutant):
-        raise UsageError("--certify runs every rule; it refuses --profile, --rule and --mutant")
+    if args.certify and (args.profile or args.rule or args.mutant or args.quick):
+        raise UsageError(
+            "--certify runs every rule; it refuses --profile, --rule, --mutant and --quick"
+        )
     if not args.profile and not args.rule:
         return None
     chosen = {r.id for r in catalogue.select(profiles=args.profile)} if args.profile else set()
@@ -676,8 +684,10 @@ def _pytest_args(
 
     suite = Path(steps.__file__).resolve().parent / "suite.py"
     checks = Path(properties.__file__).resolve().parent / "checks.py"
+    quick = bool(getattr(args, "quick", False))
     argv = [
-        sys.executable, *(["-P"] if _shadowed() else []), "-m", "pytest", str(suite), str(checks),
+        sys.executable, *(["-P"] if _shadowed() else []), "-m", "pytest", str(suite),
+        *([] if quick else [str(checks)]),
         "-p", "no:cacheprovider", "-p", "memconform.steps.plugin",
         "--rootdir", str(outcomes.parent), "-c", os.devnull,
         "--strict-markers", "-W", "error",
@@ -693,8 +703,11 @@ def _pytest_args(
         argv += ["--memconform-runtime", args.runtime]
     if args.mutant:
         argv += ["--memconform-mutant", args.mutant]
-    if selection is not None:
-        argv += ["-m", " or ".join(selection)]
+    marks = [f"({' or '.join(selection)})"] if selection is not None else []
+    if quick:
+        marks.append("not stress")
+    if marks:
+        argv += ["-m", " and ".join(marks)]
     if args.certify:
         argv += ["--memconform-thoroughness", "thorough"]
     if getattr(args, "measure_unclaimed", False):
@@ -1061,6 +1074,7 @@ def _finish(
         "finished": finished,
         "selection": selection,
         "certify": bool(args.certify),
+        "mode": "certify" if args.certify else "quick" if getattr(args, "quick", False) else "run",
         "stopped_early": stopped_early,
     }
     results = reports.build_results(outcomes, catalogue, header, baseline, collected=collected)
@@ -1115,6 +1129,8 @@ def _print_summary(results: Any, written: Sequence[Path], code: int, scenarios: 
     totals = data.get("footer", {}).get("totals", {})
     shown = ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v)
     print(f"memconform: {shown or 'no rules run'} ({_count(scenarios, 'scenario')} run)")
+    if data.get("header", {}).get("mode") == "quick":
+        print("  quick: stress-size rows and generated checks left out (not a certification)")
     runtime_line = _runtime_classes_line(data)
     if runtime_line:
         print(runtime_line)

@@ -125,6 +125,33 @@ def test_a_store_run_narrowed_to_a_runtime_profile_runs_only_that_profiles_store
     assert f"({ran} scenario{'s' if ran != 1 else ''} run)" in done.stdout
 
 
+def test_a_quick_run_leaves_out_the_stress_rows_and_the_generated_checks(
+    tmp_path: Path,
+) -> None:
+    """``--quick`` with ``--rule ST-001``: the rule's ordinary rows run, its
+    10,000-message row and every generated check do not, and the report says so."""
+    done = _memconform(
+        tmp_path / "report", "--store", "memory://", "--quick", "--rule", "ST-001",
+        env=_env(CI="true"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "quick: stress-size rows and generated checks left out" in done.stdout
+    results = json.loads((tmp_path / "report" / "results.json").read_text(encoding="utf-8"))
+    assert results["header"]["mode"] == "quick"
+    rule = next(r for r in results["rules"] if r["id"] == "ST-001")
+    assert rule["verdict"] == "pass"
+    ran = {s["nodeid"] for s in rule["scenarios"]}
+    assert any("[1000]" in nodeid for nodeid in ran)
+    assert not any("[10000]" in nodeid or "answers_like_the_reference" in nodeid
+                   for nodeid in ran)
+
+
+def test_certify_refuses_quick(tmp_path: Path) -> None:
+    done = _memconform(tmp_path / "report", "--certify", "--quick", env=_env(CI="true"))
+    assert done.returncode == 5
+    assert "--quick" in done.stderr
+
+
 def _on_a_terminal(out: Path, *args: str, env: dict[str, str]) -> tuple[int, str]:
     """Run the command with its standard output and error on a pseudo-terminal;
     its exit code and everything it wrote there."""

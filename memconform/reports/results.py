@@ -636,7 +636,7 @@ def _header(data: Any, version_1: bool = False) -> dict[str, Any]:
         for key in ("profiles", "rules"):
             if not all(isinstance(x, str) for x in chosen.get(key, list)):
                 raise ResultsError(f"header.selection.{key}: expected names")
-    h.choice("mode", ("run", "certify"))
+    h.choice("mode", ("run", "certify", "quick"))
     h.get("extra", dict)
     header = dict(data)
     header["store"] = {"provides": [], **data["store"]}  # version 1: nothing provided

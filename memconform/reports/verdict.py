@@ -189,7 +189,7 @@ def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[st
         "started": _opt_text(header.get("started")),
         "finished": _opt_text(header.get("finished")),
         "selection": _selection(header.get("selection"), catalogue),
-        "mode": "certify" if mode == "certify" else "run",
+        "mode": mode if mode in ("certify", "quick") else "run",
         "stopped_early": _opt_text(header.get("stopped_early")),
         "extra": extra,
     }
