@@ -314,13 +314,20 @@ def _outcomes(answer: Mapping[str, Any] | None, timeline: list[dict[str, Any]],
             events.setdefault(entry.get("run_id"), []).append(
                 _outcome_text(entry.get("outcome"), entry.get("stage"), entry.get("error"))
             )
+    # a runtime stamping no run ids tells its runs' outcomes in order: the n-th
+    # outcome event without a run id is the n-th such run's
+    unnamed = iter(events.pop(None, []))
     texts = []
     for run in runs:
         if not isinstance(run, Mapping):
             texts.append("?")
             continue
         text = _outcome_text(run.get("outcome"), run.get("stage"), run.get("error"))
-        reported = events.get(run.get("run_id"))
+        if run.get("run_id") is None:
+            told = next(unnamed, None)
+            reported = None if told is None else [told]
+        else:
+            reported = events.get(run.get("run_id"))
         if reported is not None and reported != [text]:
             text += f" (reported: {', '.join(reported)})"
         texts.append(text)

@@ -352,3 +352,21 @@ def test_a_scenario_needing_a_hook_the_runtime_lacks_is_unsupported() -> None:
         assert observation["runs"][0]["outcome"] == "completed"
     finally:
         proxy.close()
+
+
+def test_outcome_events_without_run_ids_are_each_runs_in_order() -> None:
+    """A framework stamps no run ids: the n-th outcome event it reports without
+    one is its n-th run's, so two runs told as answered compare equal, and an
+    event disagreeing with its run's answer is still shown."""
+    from memconform.fingerprint import _outcomes
+
+    def told(outcome: str, error: str | None = None) -> dict[str, Any]:
+        return {"kind": "event", "name": "outcome", "outcome": outcome, "stage": None,
+                "error": None if error is None else {"type": error}}
+
+    answer = {"runs": [{"outcome": "completed"}, {"outcome": "failed", "error": {"type": "X"}}]}
+    same = _outcomes(answer, [told("completed"), told("failed", "X")], False, None)
+    assert same[0] == "completed; failed: X"
+    swapped = _outcomes(answer, [told("failed", "X"), told("completed")], False, None)
+    assert swapped[0] == ("completed (reported: failed: X); "
+                          "failed: X (reported: completed)")
