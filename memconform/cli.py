@@ -242,12 +242,20 @@ def _parser() -> argparse.ArgumentParser:
 
     comply = sub.add_parser(
         "compliance",
-        help="judge the certified third-party stores, each in its own venv, and write the page",
+        help="judge the certified third-party stores and framework runtimes, each in its own "
+        "venv, and write their pages (compliance.md, runtimes.md)",
         **sub_options,
     )
-    comply.add_argument("--out", default="docs", help="folder of compliance.md (default docs)")
     comply.add_argument(
-        "--target", action="append", default=[], help="only this target; repeatable"
+        "--out", default="docs", help="folder of compliance.md and runtimes.md (default docs)"
+    )
+    comply.add_argument(
+        "--target", action="append", default=[],
+        help="only this target (a store's or a runtime's name); repeatable",
+    )
+    comply.add_argument(
+        "--runtimes", action="store_true",
+        help="only the framework runtimes (runtimes.md), not the stores",
     )
     comply.add_argument("--venvs", default=".venvs", help="folder of the per-library venvs")
     comply.add_argument("--source", default=".", help="the kit's checkout (default .)")
@@ -424,47 +432,94 @@ def _fingerprint(args: argparse.Namespace) -> int:
 
 
 def _compliance(args: argparse.Namespace) -> int:
-    from memconform import compliance
+    from memconform import compliance, runtime_compliance
 
-    known = {t.name: t for t in compliance.TARGETS}
-    unknown = [name for name in args.target if name not in known]
+    stores = {t.name: t for t in compliance.TARGETS}
+    runtimes = {t.name: t for t in runtime_compliance.RUNTIME_TARGETS}
+    unknown = [name for name in args.target if name not in stores | runtimes]
     if unknown:
-        raise UsageError(f"unknown target {unknown[0]!r} (known: {', '.join(known)})")
-    targets = [known[n] for n in args.target] or list(compliance.TARGETS)
+        raise UsageError(f"unknown target {unknown[0]!r} (known: {', '.join(stores)}; "
+                         f"runtimes: {', '.join(runtimes)})")
+    if args.target:
+        store_targets = [stores[n] for n in args.target if n in stores]
+        runtime_targets = [runtimes[n] for n in args.target if n in runtimes]
+    else:
+        store_targets = [] if args.runtimes else list(compliance.TARGETS)
+        runtime_targets = list(runtime_compliance.RUNTIME_TARGETS)
     out = Path(args.out)
     source = Path(args.source).resolve()
     if not (source / "pyproject.toml").is_file():
         raise UsageError(f"{source} is not a checkout of the kit (no pyproject.toml)")
     try:
-        findings = compliance.load_findings(out / "findings.toml", load_catalogue().ids)
+        findings = compliance.load_findings(
+            out / "findings.toml", load_catalogue().ids, set(stores) | set(runtimes)
+        )
         decisions = compliance.load_decisions(out / "findings.toml")
     except compliance.ComplianceError as exc:
         raise UsageError(str(exc)) from None
-    if args.from_results:
-        runs = compliance.kept_runs(out, list(compliance.TARGETS))
-    else:
-        previous = {r.target.name: r for r in compliance.kept_runs(out, compliance.TARGETS)}
-        for n, target in enumerate(targets, 1):
-            print(f"[{n}/{len(targets)}] {target.name}: preparing .../{target.extra}", flush=True)
-            try:
-                venv = compliance.prepare_venv(target.extra, Path(args.venvs).resolve(), source)
-            except compliance.ComplianceError as exc:
-                previous[target.name] = compliance.TargetRun(target, None, str(exc))
-                print(f"  {exc}", file=sys.stderr)
+    venvs = Path(args.venvs).resolve()
+    runs = compliance.kept_runs(out, compliance.TARGETS)
+    runtime_runs = runtime_compliance.kept_runtime_runs(out, runtime_compliance.RUNTIME_TARGETS)
+    if not args.from_results:
+        total = len(store_targets) + len(runtime_targets)
+        previous = {r.target.name: r for r in runs}
+        for n, target in enumerate(store_targets, 1):
+            venv = _compliance_venv(n, total, target.name, target.extra, venvs, source)
+            if isinstance(venv, str):
+                previous[target.name] = compliance.TargetRun(target, None, venv)
                 continue
-            print(f"[{n}/{len(targets)}] {target.name}: running", flush=True)
-            run = compliance.run_target(
+            run = previous[target.name] = compliance.run_target(
                 target, venv, out / "compliance" / f"{target.name}.json", args.timeout
             )
-            previous[target.name] = run
-            totals = run.results.totals if run.results is not None else {}
-            print(f"  {run.problem or 'done'}: "
-                  + ", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if v))
+            _said(run.problem, run.results)
+        runtime_previous = {r.target.name: r for r in runtime_runs}
+        for n, runtime in enumerate(runtime_targets, len(store_targets) + 1):
+            venv = _compliance_venv(n, total, runtime.name, runtime.extra, venvs, source)
+            if isinstance(venv, str):
+                runtime_previous[runtime.name] = runtime_compliance.RuntimeRun(runtime, None, venv)
+                continue
+            done = runtime_previous[runtime.name] = runtime_compliance.run_runtime_target(
+                runtime, venv, out / runtime_compliance.KEPT / f"{runtime.name}.json",
+                args.timeout,
+            )
+            _said(done.problem, done.results)
         runs = [previous[t.name] for t in compliance.TARGETS]
-    for path in compliance.write_page(runs, findings, out, decisions):
+        runtime_runs = [runtime_previous[t.name] for t in runtime_compliance.RUNTIME_TARGETS]
+    written = []
+    if store_targets:
+        written += compliance.write_page(runs, findings, out, decisions)
+    if runtime_targets:
+        written += runtime_compliance.write_runtime_page(runtime_runs, findings, out)
+    for path in written:
         print(f"wrote {path}")
-    broken = [r.target.name for r in runs if r.target in targets and r.results is None]
+    broken = [r.target.name for r in runs if r.target in store_targets and r.results is None]
+    broken += [r.target.name for r in runtime_runs
+               if r.target in runtime_targets and r.results is None]
     return EXIT_ADAPTER if broken else EXIT_OK
+
+
+def _compliance_venv(
+    n: int, total: int, name: str, extra: str, venvs: Path, source: Path
+) -> Path | str:
+    """The prepared environment of target ``name`` (the ``n``-th of ``total``), or
+    why it cannot be prepared (said on stderr)."""
+    from memconform import compliance
+
+    print(f"[{n}/{total}] {name}: preparing .../{extra}", flush=True)
+    try:
+        venv = compliance.prepare_venv(extra, venvs, source)
+    except compliance.ComplianceError as exc:
+        print(f"  {exc}", file=sys.stderr)
+        return str(exc)
+    print(f"[{n}/{total}] {name}: running", flush=True)
+    return venv
+
+
+def _said(problem: str, results: Any) -> None:
+    """One line on a finished target: its problem or ``done``, and its totals."""
+    totals = results.totals if results is not None else {}
+    print(f"  {problem or 'done'}: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())
+                                                  if v))
 
 
 # -- run ----------------------------------------------------------------------------

@@ -185,11 +185,14 @@ SEVERITIES: dict[str, str] = {
     "partial-write": "partial write",
     "loud-refusal": "loud refusal",
     "kit-decision": "a decision of the kit",
+    "kit-side": "the kit's side, not the library's",
 }
 """A finding's severity, worst first: what was acknowledged is lost or altered
 without a word; a failed write leaves part of itself; the library refuses loudly
 what the rule says it must accept; the library's choice differs from one the kit
-made where the documents leave room."""
+made where the documents leave room; the failure was checked and is the kit's or
+its adapter's (a check run on a hook the framework does not have), not the
+library's, and stays listed until the kit no longer shows it."""
 
 
 @dataclass(frozen=True)
@@ -369,8 +372,12 @@ def library_too_slow(rule: RuleResult) -> bool:
 # -- findings -----------------------------------------------------------------------
 
 
-def load_findings(path: Path, rule_ids: Set[str]) -> dict[tuple[str, str], Finding]:
-    """Findings by ``(target, rule)``; a missing file means none.
+def load_findings(
+    path: Path, rule_ids: Set[str], targets: Set[str] | None = None
+) -> dict[tuple[str, str], Finding]:
+    """Findings by ``(target, rule)``; a missing file means none. ``targets`` are
+    the target names a finding may name (default: the stores of :data:`TARGETS`;
+    the command line adds the runtime targets).
 
     Raises :class:`ComplianceError` for a malformed file, an unknown target or
     rule, or the same pair twice.
@@ -381,7 +388,7 @@ def load_findings(path: Path, rule_ids: Set[str]) -> dict[tuple[str, str], Findi
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ComplianceError(f"{path}: {exc}") from None
-    names = {t.name for t in TARGETS}
+    names = {t.name for t in TARGETS} if targets is None else targets
     found: dict[tuple[str, str], Finding] = {}
     for n, raw in enumerate(data.get("finding", [])):
         where = f"{path}: finding {n + 1}"

@@ -216,8 +216,11 @@ def test_the_kept_results_regenerate_the_page_without_a_difference() -> None:
     from memconform.reports.compare import render_comparison
 
     docs = Path(__file__).resolve().parent.parent / "docs"
+    from memconform.runtime_compliance import RUNTIME_TARGETS
+
     runs = kept_runs(docs, TARGETS)
-    findings = load_findings(docs / "findings.toml", load_catalogue().ids)
+    names = {t.name for t in TARGETS} | {t.name for t in RUNTIME_TARGETS}
+    findings = load_findings(docs / "findings.toml", load_catalogue().ids, names)
     page = render_page(runs, findings, load_decisions(docs / "findings.toml"),
                        reproduction_scripts(docs))
     assert page == (docs / "compliance.md").read_text(encoding="utf-8"), (
