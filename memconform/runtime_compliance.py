@@ -358,7 +358,7 @@ def render_runtime_page(
         "the `pip freeze` of its environment are under [runtimes/](runtimes/). The",
         "third-party stores are on [compliance.md](compliance.md).",
         "",
-        "| runtime | framework versions | declares | nearest save policy | pass | fail "
+        "| runtime | framework versions | declares | nearest save policy | pass | fail or warn "
         "| n/a | exit |",
         "|---|---|---|---|---|---|---|---|",
     ]

@@ -1,7 +1,8 @@
 """The library-only reproduction scripts of the compliance page's findings
 (docs/reproduce/): each imports nothing from the kit, so a library's maintainer
-can run it as it is, and each is named after a compliance target. The library
-tests (tests/test_library_stores.py) run them in the library's environment."""
+can run it as it is, and each is named after a compliance target (a store's or a
+runtime's). The library tests (tests/test_library_stores.py,
+tests/test_library_runtimes.py) run them in the library's environment."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memconform.compliance import TARGETS, reproduction_scripts
+from memconform.runtime_compliance import RUNTIME_TARGETS, runtime_scripts
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "docs" / "reproduce").glob("*.py"))
@@ -38,7 +40,12 @@ def test_a_reproduction_script_imports_nothing_from_the_kit(script: Path) -> Non
 
 
 def test_every_script_is_named_after_a_target() -> None:
+    """A store target's script is ``<target>.py``, a runtime target's
+    ``runtime_<script>.py`` (durability modes of one framework share one)."""
     assert SCRIPTS, "no reproduction script"
     found = reproduction_scripts(ROOT / "docs")
-    assert sorted(found.values()) == sorted(f"reproduce/{s.name}" for s in SCRIPTS)
+    runtimes = runtime_scripts(ROOT / "docs")
+    named = set(found.values()) | set(runtimes.values())
+    assert sorted(named) == sorted(f"reproduce/{s.name}" for s in SCRIPTS)
     assert set(found) <= {t.name for t in TARGETS}
+    assert set(runtimes) <= {t.name for t in RUNTIME_TARGETS}

@@ -11,14 +11,18 @@ from typing import Any
 
 import pytest
 
+from memconform.catalogue import load_catalogue
 from memconform.cli import main
 from memconform.compliance import TARGETS, Finding, load_findings
 from memconform.reports import build_results, write_reports
+from memconform.reports.compare import render_comparison
 from memconform.reports.results import Results
 from memconform.runtime_compliance import (
     RUNTIME_TARGETS,
     RuntimeRun,
+    kept_runtime_runs,
     render_runtime_page,
+    runtime_scripts,
     write_runtime_page,
 )
 from tests.reports.factory import catalogue, header, outcome
@@ -161,3 +165,15 @@ def test_every_runtime_target_names_a_known_runtime_and_an_extra_of_the_kit() ->
     assert len(set(names)) == len(names)
     assert not set(names) & {t.name for t in TARGETS}
 
+
+
+def test_the_kept_results_regenerate_the_runtime_page_without_a_difference() -> None:
+    runs = kept_runtime_runs(DOCS, RUNTIME_TARGETS)
+    names = {t.name for t in TARGETS} | {t.name for t in RUNTIME_TARGETS}
+    findings = load_findings(DOCS / "findings.toml", load_catalogue().ids, names)
+    page = render_runtime_page(runs, findings, runtime_scripts(DOCS))
+    assert page == (DOCS / "runtimes.md").read_text(encoding="utf-8"), (
+        "docs/runtimes.md is stale: run 'memconform compliance --from-results --out docs'"
+    )
+    html = render_comparison([r.results for r in runs if r.results is not None])
+    assert html == (DOCS / "runtimes.html").read_bytes()
