@@ -3,7 +3,9 @@
 It follows the shields.io conventions: 20 px high, a grey label on the left
 (``memconform``) and a coloured message on the right, Verdana 11 px, each side
 as wide as its text plus 5 px of padding on either side. The message is short
-whatever the run: ``3/5 classes`` (claimed classes achieved), ``incomplete``
+whatever the run: ``3/5 classes`` (claimed classes achieved: a runtime's
+results count its runtime classes, per profile and save policy, a store's its
+store classes), ``incomplete``
 or ``partial run``. Colour: green when every claimed class is achieved,
 yellow when some are, red when none, grey when the report is incomplete or
 the run judged only a selection of rules (a partial run claims no class).
@@ -53,7 +55,7 @@ def text_width(text: str) -> int:
 
 def badge_text(results: Results) -> tuple[str, str, str]:
     """(label, message, colour) of the badge."""
-    claimed = [c for c in results.classes if c.claimed and c.status != "not-scored"]
+    claimed = [c for c in results.subject_classes if c.claimed and c.status != "not-scored"]
     achieved = [c for c in claimed if c.status == "achieved"]
     if not results.complete:
         return _LABEL, "incomplete", _GREY
@@ -73,13 +75,15 @@ def badge_title(results: Results) -> str:
     """The badge's detail: catalogue, classes, MUST share and the verdicts that
     keep a class from being achieved or are shown apart."""
     version = results.header.get("catalogue", {}).get("version") or "?"
-    claimed = [c for c in results.classes if c.claimed]
+    claimed = [c for c in results.subject_classes if c.claimed]
     achieved = [c.name for c in claimed if c.status == "achieved"]
     missed = [c.name if c.status == "not-achieved" else f"{c.name} ({c.status.replace('-', ' ')})"
               for c in claimed if c.status != "achieved"]
-    passed, total = results.must_share
+    passed, total = (sum(c.must_passed for c in claimed), sum(c.must_total for c in claimed))
     share = f"MUST {passed * 100 // total}% ({passed} of {total})" if total else "MUST n/a"
     parts = [f"memconform {version}"]
+    if results.of_runtime:
+        parts.append("runtime classes" if claimed else "runtime classes: none declared")
     if not results.complete:
         parts.append("incomplete report")
     if results.header.get("selection") is not None:

@@ -1,7 +1,9 @@
 """compare.html: several results side by side, stores by rules.
 
 One column per results file, headed by what it judged (store URL or runtime,
-type and version, declared capabilities, kit and catalogue versions, start
+type and version, declared capabilities or, for a runtime's results, the
+profiles and save policies it declared, the classes achieved: a runtime's
+runtime classes or a store's store classes, kit and catalogue versions, start
 time, completeness); one row per rule, in the catalogue order of the first
 file (rules only later files hold follow). A cell shows the verdict, with its
 one-line reason on hover and when expanded, and links to that rule's evidence

@@ -320,6 +320,23 @@ class Results:
         return [c.name for c in self.runtime_classes if c.status == "achieved"]
 
     @property
+    def of_runtime(self) -> bool:
+        """Whether these are a runtime's results (the subject is the runtime and
+        the kit read what it declared): their classes are the runtime classes."""
+        return self.header.get("subject") == "runtime" and bool(self.runtime_classes)
+
+    @property
+    def subject_classes(self) -> tuple[ClassResult, ...]:
+        """The classes these results judge: the runtime classes for a runtime's
+        results (:attr:`of_runtime`), the store classes otherwise."""
+        return self.runtime_classes if self.of_runtime else self.classes
+
+    @property
+    def subject_achieved(self) -> list[str]:
+        """The classes of :attr:`subject_classes` achieved, in class order."""
+        return [c.name for c in self.subject_classes if c.status == "achieved"]
+
+    @property
     def complete(self) -> bool:
         """Whether the report covers what it claims to cover."""
         return self.footer is not None and self.footer.complete and not self.problems
