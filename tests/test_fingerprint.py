@@ -36,6 +36,8 @@ OUTSIDE_THE_PROJECTION = {
                                  "to the model or to the caller changes (SP-028's load count)",
     "sp-rounds-across-runs": "rounds are values the runtime stamps (SP-030), never compared",
     "sp-run-error-hook-replaces-error": "no point's run_error hook fails (SP-016)",
+    "sp-streamed-refusal-retried": "no point refuses an append while the run streams "
+                                   "(SP-029)",
 }
 """Save-policy mutants whose only change the fingerprint does not compare, and why."""
 

@@ -27,6 +27,7 @@ from memconform.simulator.save_policy_persistence import (
     EarlyToolCallMessagePolicy,
     MemoryGateway,
     MessagePolicy,
+    NullPolicy,
     RunPolicy,
     SavePolicy,
     TurnPolicy,
@@ -466,6 +467,86 @@ class _PolicyChangesContext(SavePolicyExecutor):
         return message
 
 
+# -- broken only under a second condition ----------------------------------------------
+
+
+class _RunGuardrailFailsOpen(SavePolicyExecutor):
+    """Under run, a failing output guardrail lets the model's answer through."""
+
+    def output_guard(self, run: RunState, text: str) -> dict[str, JSONValue]:
+        try:
+            return super().output_guard(run, text)
+        except ScriptedFailure:
+            if not isinstance(run.policy, RunPolicy):
+                raise
+            return {"action": "allow", "text": None}
+
+
+class _RunDropsOutputBlock(SavePolicyExecutor):
+    """Under run, a run the output guardrail blocked stores nothing."""
+
+    def output_guard(self, run: RunState, text: str) -> dict[str, JSONValue]:
+        verdict = super().output_guard(run, text)
+        if verdict.get("action") == "block" and isinstance(run.policy, RunPolicy):
+            run.policy = NullPolicy(self.gateway)
+        return verdict
+
+
+class _GuardrailFailureNoted(SavePolicyExecutor):
+    """Notes on the executor whether a run's guardrail raised."""
+
+    guardrail_failed = False
+
+    def input_guard(self, run: RunState) -> dict[str, JSONValue]:
+        try:
+            return super().input_guard(run)
+        except ScriptedFailure:
+            self.guardrail_failed = True
+            raise
+
+    def output_guard(self, run: RunState, text: str) -> dict[str, JSONValue]:
+        try:
+            return super().output_guard(run, text)
+        except ScriptedFailure:
+            self.guardrail_failed = True
+            raise
+
+
+class _GuardrailFailureRecordedTwice(_GuardrailFailureNoted):
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        if self.guardrail_failed and self.records_errors():
+            with contextlib.suppress(StoreError):
+                self.gateway.record_error(self.error_record(run, failure.error))
+        return super().fail(run, failure)
+
+
+class _GuardrailFailureRecordEmpty(_GuardrailFailureNoted):
+    def error_record(self, run: RunState, error: Mapping[str, JSONValue]) -> ErrorRecord:
+        record = super().error_record(run, error)
+        if not self.guardrail_failed:
+            return record
+        return ErrorRecord(record.run_id, record.error, (), record.scope, record.recorded_at)
+
+
+class _RetryingGateway(MemoryGateway):
+    """Appends a batch the store refused a second time."""
+
+    def append(self, batch: Sequence[Message]) -> None:
+        try:
+            super().append(batch)
+        except StoreError:
+            super().append(batch)
+
+
+class _StreamedRefusalRetried(SavePolicyExecutor):
+    """While streaming, a refused append is tried again; buffered runs fail on it."""
+
+    def __init__(self, script: Any, env: Environment) -> None:
+        super().__init__(script, env)
+        if any(spec.stream for spec in self.script.runs):
+            self.gateway = _RetryingGateway(env, self.script.thread)
+
+
 # -- the store mutant ------------------------------------------------------------------
 
 
@@ -619,6 +700,24 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-policy-changes-context",
              "Under turn and run, the model does not see the run's own tool rounds.",
              {"SP-003"}, _PolicyChangesContext),
+    _runtime("sp-run-guardrail-fails-open",
+             "Under run, a failing output guardrail lets the model's own answer through and "
+             "the run completes; under message and turn the run fails.",
+             {"SP-003"}, _RunGuardrailFailsOpen),
+    _runtime("sp-run-drops-output-block",
+             "Under run, a run the output guardrail blocked stores nothing: the block is not "
+             "taken for a response outcome.",
+             {"SP-010"}, _RunDropsOutputBlock),
+    _runtime("sp-guardrail-failure-recorded-twice",
+             "A run failing at a guardrail is handed to record_error twice.",
+             {"SP-013"}, _GuardrailFailureRecordedTwice),
+    _runtime("sp-guardrail-failure-record-empty",
+             "The error record of a run failing at a guardrail holds none of its messages.",
+             {"SP-014"}, _GuardrailFailureRecordEmpty),
+    _runtime("sp-streamed-refusal-retried",
+             "While the run streams, an append the store refused is tried again (and the run "
+             "goes on); a buffered run fails on the refusal.",
+             {"SP-029"}, _StreamedRefusalRetried),
     Mutant(
         "sp-store-errors-in-messages", "store",
         "The store returns its error records among the thread's messages.",

@@ -226,6 +226,10 @@ class SavePolicyExecutor:
         """Ask the input guardrail about the run's input."""
         return self.env.hook("input_guardrail", {"run_id": run.run_id, "text": run.spec.input})
 
+    def output_guard(self, run: RunState, text: str) -> dict[str, JSONValue]:
+        """Ask the output guardrail about the model's answer ``text``."""
+        return self.env.hook("output_guardrail", {"run_id": run.run_id, "text": text})
+
     def resume(self, run: RunState) -> dict[str, JSONValue]:
         """Answer the pending approval: the approval response and the tool result
         are the resumed run's input (two tool messages), handed to the save policy
@@ -419,7 +423,7 @@ class SavePolicyExecutor:
 
     def answer(self, run: RunState, raw_text: str) -> dict[str, JSONValue]:
         """The final answer: output guardrail, persistence, run-end hook, outcome."""
-        verdict = self.env.hook("output_guardrail", {"run_id": run.run_id, "text": raw_text})
+        verdict = self.output_guard(run, raw_text)
         text, stage = raw_text, None
         if verdict["action"] in ("replace", "block"):
             text = str(verdict.get("text") or "")

@@ -29,6 +29,13 @@ NOT_CAUGHT: dict[str, str] = {
     "sp-run-error-hook-replaces-error": "needs a run_error hook that fails; the generated "
                                         "scripts never script that hook (the failure-point "
                                         "scenarios do)",
+    "sp-run-guardrail-fails-open": "needs a guardrail that fails; the generated guardrails "
+                                   "allow, replace or block (the failure-point scenarios "
+                                   "make one fail)",
+    "sp-guardrail-failure-recorded-twice": "needs a guardrail that fails (as above)",
+    "sp-guardrail-failure-record-empty": "needs a guardrail that fails (as above)",
+    "sp-streamed-refusal-retried": "needs a store that refuses an append while the run "
+                                   "streams (the streamed failure-point scenarios do)",
 }
 """Save-policy mutants the generated runs do not catch, and why."""
 
