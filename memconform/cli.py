@@ -96,7 +96,8 @@ What is judged, and what runs:
                               scenarios tagged with a store rule run, the runtime rules are
                               reported not-scored
   --runtime module:factory    every runtime-subject rule (the runtime on the reference store);
-                              only the scenarios tagged with a runtime rule run
+                              only the scenarios tagged with a runtime rule of a profile
+                              the runtime declares run, the others' rules are unsupported
   --profile P                 narrows that to the rules of profile P (its rules of the subject
                               judged: --store --profile store is the `store` profile alone)
   --rule ID                   narrows that to rule ID; with --profile, the rules of either
@@ -111,7 +112,10 @@ and `hooks`, the optional hooks it has natively. For example
         policies = frozenset({"turn"})   # the framework saves once per round
         def execute(self, script, env): ...
 
-A save-policy scenario of a policy not declared is `unsupported` (naming the
+Every runtime rule of a profile not declared is `unsupported` (naming the
+profile) and its scenarios do not run: the runtime is never called for it. A
+`profiles` that is not a set of known profile names is the adapter's error (exit
+3). A save-policy scenario of a policy not declared is `unsupported` (naming the
 policy), never failed. Runtime conformance classes are per profile and, for
 save-policy, per policy (save-policy/turn); a runtime achieves only what it
 declared. One that declares no `policies` still runs and is judged on every
@@ -556,7 +560,7 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
 
     identity: dict[str, Any] = {"runtime": args.runtime or "memconform.simulator:Simulator"}
     if args.runtime:
-        _probe_runtime(args.runtime)
+        identity["runtime_declares"] = _probe_runtime(args.runtime)
     if args.store is not None:
         identity["store"] = redact_url(args.store)
         identity.update(_probe(args.store, args.timeout))
@@ -625,12 +629,14 @@ def _probe_now(url: str, timeout: float) -> dict[str, Any]:
     }
 
 
-def _probe_runtime(target: str) -> None:
-    """Build the runtime named ``module:factory`` once, as the suite will.
+def _probe_runtime(target: str) -> dict[str, Any]:
+    """Build the runtime named ``module:factory`` once, as the suite will, and
+    return what it declares (``{"profiles", "policies"}``).
 
     A name that resolves to nothing is a usage error; a module that does not
     import, a factory that raises, an object without ``execute`` and
-    ``profiles``, or a ``policies`` declaration naming an unknown save policy
+    ``profiles``, a ``profiles`` declaration that is not a set of known
+    profile names, or a ``policies`` declaration naming an unknown save policy
     is the adapter's failure."""
     import importlib
 
@@ -666,12 +672,15 @@ def _probe_runtime(target: str) -> None:
         raise _AdapterFailure(
             f"the runtime built by {target!r} has no {' and no '.join(missing_parts)}"
         )
-    from memconform.simulator.runtime import declared_policies
+    from memconform.simulator.runtime import declared_policies, declared_profiles
 
     try:
-        declared_policies(runtime)
+        profiles = declared_profiles(runtime)
+        policies = declared_policies(runtime)
     except ValueError as exc:
         raise _AdapterFailure(f"the runtime built by {target!r}: {exc}") from None
+    return {"profiles": sorted(profiles),
+            "policies": None if policies is None else sorted(policies)}
 
 
 def _store_identity(store: object) -> dict[str, str]:
@@ -1066,7 +1075,10 @@ def _run(args: argparse.Namespace) -> int:
                 progress.close()
         session = read_outcomes(outcomes_path)
         stopped = suite.stopped or _stopped_reason(session, args)
-        broken = stopped is None and (not session.finished or returncode not in (0, 1))
+        # pytest's 5: every scenario was deselected (all the selected rules
+        # belong to profiles the runtime does not declare, say), not a breakage
+        ended = (0, 1, 5) if session.finished and not session.outcomes else (0, 1)
+        broken = stopped is None and (not session.finished or returncode not in ended)
         if broken:
             print(
                 f"memconform: the suite did not complete (pytest exit {returncode}); "

@@ -156,7 +156,9 @@ def test_help_names_defaults_exit_codes_and_repeatable_options(
     assert "--store URL every store-subject rule, whichever profile holds it" in text
     assert "only the scenarios tagged with a store rule run" in text
     assert "--runtime module:factory every runtime-subject rule" in text
-    assert "only the scenarios tagged with a runtime rule run" in text
+    assert ("only the scenarios tagged with a runtime rule of a profile the runtime declares "
+            "run, the others' rules are unsupported") in text
+    assert "Every runtime rule of a profile not declared is `unsupported`" in text
     assert "--profile P narrows that to the rules of profile P" in text
     assert "--rule ID narrows that to rule ID" in text
     assert "On a terminal a progress line" in text

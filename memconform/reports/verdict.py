@@ -7,7 +7,13 @@ catalogue rule, in catalogue order:
    stated and does not hold it, when its subject is not the run's subject (a
    ``store`` run scores store rules, a ``runtime`` run runtime rules, ``both``
    scores all), or when it is an ``untested`` MAY rule that no scenario ran.
-2. Undeclared capability. (Not when the store could not be opened: the
+2. Undeclared profile. A runtime rule of a profile the runtime does not
+   declare (``profiles``) is ``unsupported``, its reason naming the profile:
+   its scenarios are not run (the runtime is never called for a profile it
+   does not declare), so it is never ``pass`` and never ``not-run``; a kit
+   crash among scenarios that ran anyway stays a kit error. (Not when the
+   runtime could not be built: what it declares is unknown.)
+   Undeclared capability. (Not when the store could not be opened: the
    header's ``adapter_error`` says so, what it declares is unknown, and its
    capability rules are judged like the others, ``error``.) A rule whose
    capability the store does not declare is never ``pass``: only its own
@@ -95,7 +101,7 @@ CLASSES: tuple[str, ...] = ("core", *(c.value for c in Capability))
 _HEADER_KEYS = {
     "kit", "kit_version", "catalogue", "subject", "store", "store_url", "store_type",
     "store_version", "capabilities", "store_provides", "runtime", "runtime_version",
-    "runtime_provides", "mutant", "seed",
+    "runtime_provides", "runtime_declares", "mutant", "seed",
     "python", "os", "environment", "started", "finished", "selection", "certify", "mode",
     "stopped_early",
 }
@@ -124,6 +130,12 @@ def _selection(raw: Any, catalogue: Catalogue) -> dict[str, list[str]] | None:
     return {"profiles": profiles, "rules": sorted(ids, key=lambda i: (order.get(i, len(order)), i))}
 
 
+def _declares(raw: Any) -> dict[str, Any]:
+    """``{"declares": raw}`` when the header says what the runtime declares
+    (a mapping), else nothing: the outcome records may say it instead."""
+    return {"declares": json_safe(raw)} if isinstance(raw, Mapping) else {}
+
+
 def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[str, Any]:
     """The header as results files carry it, from what the command line gives.
 
@@ -131,7 +143,9 @@ def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[st
     URL or ``{"url", "type", "version", "capabilities", "provides"}`` with
     ``store_type``, ``store_version``, ``capabilities`` and ``store_provides``
     beside it; ``runtime`` as an identity or ``{"identity", "version",
-    "provides"}`` (or ``runtime_version``, ``runtime_provides``);
+    "provides", "declares"}`` (or ``runtime_version``, ``runtime_provides``,
+    ``runtime_declares``: what the runtime declares, when it was built before
+    any scenario ran);
     ``python``/``os`` or ``environment``;
     ``started``/``finished`` ISO times; ``selection`` as ``None``, a list of
     rule ids or ``{"profiles", "rules"}``; ``certify`` or ``mode``; ``seed``;
@@ -173,6 +187,7 @@ def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[st
             ),
         },
         "runtime": {
+            **_declares(runtime_info.get("declares", header.get("runtime_declares"))),
             "identity": _opt_text(runtime_info.get("identity") if runtime_info else runtime),
             "version": _opt_text(runtime_info.get("version", header.get("runtime_version"))),
             "provides": sorted(
@@ -363,6 +378,21 @@ def _unclaimed(
     return "unsupported", declared, False, None
 
 
+def _undeclared_profile(
+    rule: Rule, declares: Mapping[str, Any] | None, unopened: bool
+) -> str | None:
+    """Why a runtime rule is ``unsupported`` when the runtime does not declare
+    its profile (``None`` when it does, when no runtime was judged, or when the
+    runtime could not be built: then nothing it declares is known)."""
+    if declares is None or unopened or rule.subject != "runtime":
+        return None
+    profiles = [str(p) for p in declares.get("profiles") or ()]
+    if rule.profile in profiles:
+        return None
+    has = ", ".join(profiles) or "none"
+    return f"the runtime does not declare the {rule.profile} profile (its profiles: {has})"
+
+
 def _cut_short(
     rule: Rule,
     ran: set[str],
@@ -518,8 +548,14 @@ def build_results(
         use: BaselineUse | None = None
         rerun: str | None = None
         measured: str | None = None
+        undeclared = _undeclared_profile(rule, declares, unopened)
         if excluded is not None:
             verdict, reason = "not-scored", excluded
+        elif undeclared is not None:
+            verdict, reason, kit_error = _judge(rule, scenarios)
+            if not kit_error:
+                verdict, reason = "unsupported", undeclared
+            rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
         elif rule.capability is not None and rule.capability not in claimed and not unopened:
             scenarios = tuple(s for s, needs, _ in entries if rule.capability in needs)
             verdict, reason, kit_error, measured = _unclaimed(rule, scenarios)

@@ -1,9 +1,11 @@
 """The runtime side: a runtime takes a script and returns an observation.
 
-A runtime is any object with ``profiles`` (the profile names it can execute)
-and ``execute(script, env)``; the reference :class:`Simulator` is one. It may
-also declare ``policies``, the save policies it implements (see
-:func:`declared_policies`), as a store declares capabilities. The kit
+A runtime is any object with ``profiles`` (the profile names it can execute,
+see :func:`declared_profiles`) and ``execute(script, env)``; the reference
+:class:`Simulator` is one. It may also declare ``policies``, the save policies
+it implements (see :func:`declared_policies`), as a store declares
+capabilities. The kit never hands a runtime a script of a profile it does not
+declare: :func:`observe` raises :class:`ProfileNotDeclared` instead. The kit
 builds the :class:`~memconform.simulator.environment.Environment` (and with it
 the recording proxy), so what the runtime did is observed, not self-reported.
 An exception out of a runtime other than the reference simulator is marked as
@@ -23,12 +25,15 @@ from memconform.values import JSONValue
 __all__ = [
     "OBSERVATION_SCHEMA",
     "PROFILE_MODULES",
+    "RUNTIME_PROFILES",
     "SAVE_POLICIES",
     "SCRIPT_SCHEMA",
+    "ProfileNotDeclared",
     "Runtime",
     "Simulator",
     "declared_names",
     "declared_policies",
+    "declared_profiles",
     "observe",
 ]
 
@@ -46,8 +51,36 @@ PROFILE_MODULES: dict[str, str] = {
 ``execute(script, env) -> dict``."""
 
 
+RUNTIME_PROFILES: tuple[str, ...] = tuple(PROFILE_MODULES)
+"""The profiles a runtime can declare, in catalogue order (``store`` is no
+runtime's: its rules are kept by stores)."""
+
 SAVE_POLICIES: tuple[str, ...] = ("message", "turn", "run")
 """The save policies of document 000, in report order."""
+
+
+class ProfileNotDeclared(Exception):
+    """A script of a profile the runtime does not declare: the runtime is not
+    called, and the scenario is ``unsupported`` (the reason names the profile)."""
+
+    def __init__(self, profile: str, declared: frozenset[str]) -> None:
+        has = ", ".join(p for p in RUNTIME_PROFILES if p in declared) or "none"
+        super().__init__(f"the runtime does not declare the {profile} profile "
+                         f"(its profiles: {has})")
+        self.profile = profile
+
+
+def declared_profiles(runtime: object) -> frozenset[str]:
+    """The profiles ``runtime`` declares it executes, from its required
+    ``profiles`` attribute (a set of :data:`RUNTIME_PROFILES` names; an empty
+    set declares none). A runtime without it, a value that is not a set of
+    names, or an unknown name raises :class:`ValueError` naming the known
+    profiles."""
+    declared = declared_names(runtime, "profiles", RUNTIME_PROFILES, "profiles")
+    if declared is None:
+        raise ValueError(f"the runtime declares no profiles: it needs a profiles attribute, "
+                         f"a set of names ({', '.join(RUNTIME_PROFILES)})")
+    return declared
 
 
 def declared_policies(runtime: object) -> frozenset[str] | None:
@@ -89,7 +122,9 @@ def declared_names(
 class Runtime(Protocol):
     """What an agent runtime implements to be judged by the kit.
 
-    Optional attributes a runtime may add (not part of the protocol, read with
+    ``profiles`` is required (:func:`declared_profiles`): a rule of a profile
+    not declared is ``unsupported`` and its scenarios do not run. Optional
+    attributes a runtime may add (not part of the protocol, read with
     ``getattr``): ``policies``, the save policies it implements
     (:func:`declared_policies`); ``hooks``, the optional hooks it has natively
     (:func:`memconform.fingerprint.declared_hooks`); ``provides``, what its
@@ -155,9 +190,16 @@ def observe(
     the adapter's; an answer that is not a mapping raises
     :class:`~memconform.adapters.proxy.AdapterContractError`. ``env_ready`` is
     called with the environment before the runtime starts (the kill point of
-    :mod:`memconform.simulator.job_resume` reads its ledger)."""
+    :mod:`memconform.simulator.job_resume` reads its ledger). A script of a
+    profile the runtime does not declare raises :class:`ProfileNotDeclared`
+    before anything runs."""
     if script.get("schema", SCRIPT_SCHEMA) != SCRIPT_SCHEMA:
         raise ScriptError(f"schema: expected {SCRIPT_SCHEMA!r}, got {script.get('schema')!r}")
+    profile = script.get("profile")
+    if profile in PROFILE_MODULES:
+        declared = getattr(runtime, "profiles", None)
+        if isinstance(declared, set | frozenset | list | tuple) and profile not in declared:
+            raise ProfileNotDeclared(str(profile), frozenset(str(p) for p in declared))
     env = Environment(script, store)
     if env_ready is not None:
         env_ready(env)

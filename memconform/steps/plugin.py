@@ -67,7 +67,13 @@ from memconform.mutants import get_mutant
 from memconform.outcome_log import OutcomeLog, write_collected
 from memconform.pytest_entry import add_options
 from memconform.second_conditions import CONDITIONS, TAG_PREFIX
-from memconform.simulator.runtime import Runtime, Simulator, declared_policies
+from memconform.simulator.runtime import (
+    ProfileNotDeclared,
+    Runtime,
+    Simulator,
+    declared_policies,
+    declared_profiles,
+)
 from memconform.steps.common import (
     HOW_PASSED,
     INCONCLUSIVE_PREFIX,
@@ -132,13 +138,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Stress-size scenarios (``@stress``: a batch of 10,000, a 16 MiB text) run
     after every other one, in their order. A store call the kit gives up waiting
     for keeps running in a thread no one can stop; run last, it cannot slow the
-    calls, and so change the verdicts, of the rules judged after it."""
-    if _subject_of(config) != "both":
+    calls, and so change the verdicts, of the rules judged after it.
+
+    A scenario whose rules are all runtime rules of profiles the runtime under
+    test does not declare is deselected too: those rules are ``unsupported``
+    (see :mod:`memconform.reports.verdict`) and the runtime is never called
+    for a profile it does not declare. A runtime that cannot be built, or
+    whose declaration cannot be read, deselects nothing here: its scenarios
+    end with the adapter's ``error``."""
+    judged = _SESSION.judged
+    if _subject_of(config) != "store":
+        # a runtime rule of a profile the runtime does not declare is reported
+        # unsupported without running: its scenarios never call the runtime
+        judged = judged - _undeclared_rules(config)
+    if judged != frozenset(load_catalogue().ids):
         kept: list[pytest.Item] = []
         dropped: list[pytest.Item] = []
         for item in items:
             rules = {m.name for m in item.iter_markers() if RULE_TAG.match(m.name)}
-            (kept if not rules or rules & _SESSION.judged else dropped).append(item)
+            (kept if not rules or rules & judged else dropped).append(item)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
@@ -253,14 +271,41 @@ def store(request: pytest.FixtureRequest, raw_store: object) -> Iterator[Recordi
 @pytest.fixture(scope="session")
 def runtime(request: pytest.FixtureRequest) -> Runtime:
     """The runtime under test: the simulator, a ``--runtime`` factory or a mutant."""
-    mutant_name = request.config.getoption("--memconform-mutant")
+    return _runtime_under_test(request.config)
+
+
+def _runtime_under_test(config: pytest.Config) -> Runtime:
+    """The runtime under test, built once per process and kept (collection
+    reads its profiles, the ``runtime`` fixture hands it to the scenarios);
+    one that cannot be built, or whose declaration cannot be read, raises
+    :class:`AdapterContractError` each time it is asked for."""
+    built = config.stash.get(_RUNTIME, None)
+    if built is None:
+        built = _build_runtime(config)
+        config.stash[_RUNTIME] = built
+    return built
+
+
+def _undeclared_rules(config: pytest.Config) -> frozenset[str]:
+    """The runtime rules of the profiles the runtime under test does not declare
+    (none when it cannot be built or its declaration cannot be read)."""
+    try:
+        declared = _runtime_under_test(config).profiles
+    except AdapterContractError:
+        return frozenset()
+    return frozenset(r.id for r in load_catalogue()
+                     if r.subject == "runtime" and r.profile not in declared)
+
+
+def _build_runtime(config: pytest.Config) -> Runtime:
+    mutant_name = config.getoption("--memconform-mutant")
     if mutant_name:
         mutant = get_mutant(mutant_name)
         if mutant.kind == "runtime":
             mutated: Runtime = mutant.build()  # type: ignore[assignment]
-            _runtime_declares(request.config, mutated)
+            _runtime_declares(config, mutated)
             return mutated
-    target = request.config.getoption("--memconform-runtime")
+    target = config.getoption("--memconform-runtime")
     if target:
         from memconform.adapters.registry import resolve_runtime
 
@@ -275,11 +320,11 @@ def runtime(request: pytest.FixtureRequest) -> Runtime:
             raise AdapterContractError(
                 "runtime", f"{target} could not be built: {type(exc).__name__}: {exc}"
             ) from exc
-        _runtime_provides(request.config, built)
-        _runtime_declares(request.config, built)
+        _runtime_provides(config, built)
+        _runtime_declares(config, built)
         return built
     simulator = Simulator()
-    _runtime_declares(request.config, simulator)
+    _runtime_declares(config, simulator)
     return simulator
 
 
@@ -289,12 +334,15 @@ def _runtime_declares(config: pytest.Config, runtime: object) -> None:
     records, from which the report claims runtime conformance classes; a
     declaration the kit cannot read is the adapter's error."""
     try:
+        profiles = declared_profiles(runtime)
+    except (TypeError, ValueError) as exc:
+        raise AdapterContractError("profiles", str(exc)) from None
+    try:
         policies = declared_policies(runtime)
-        profiles = sorted(str(p) for p in getattr(runtime, "profiles", ()) or ())
     except (TypeError, ValueError) as exc:
         raise AdapterContractError("policies", str(exc)) from None
     config.stash[_RUNTIME_DECLARES] = {
-        "profiles": profiles,
+        "profiles": sorted(profiles),
         "policies": None if policies is None else sorted(policies),
     }
 
@@ -358,6 +406,7 @@ _TIMELINE = pytest.StashKey[Timeline]()
 _STORE_PROVIDES = pytest.StashKey[list[str]]()
 _RUNTIME_PROVIDES = pytest.StashKey[list[str]]()
 _RUNTIME_DECLARES = pytest.StashKey[dict[str, Any]]()
+_RUNTIME = pytest.StashKey[Runtime]()
 _CAPABILITY_TAGS = frozenset(c.value for c in Capability)
 
 
@@ -433,6 +482,9 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
         return "skipped", reason
     exc = _first_exception(call)
     chain = _chain(exc)
+    for link in chain:
+        if isinstance(link, ProfileNotDeclared):
+            return "unsupported", str(link)
     for link in chain:
         if isinstance(link, AdapterContractError):
             return "error", str(link)
