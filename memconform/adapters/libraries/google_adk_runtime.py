@@ -365,7 +365,9 @@ class GoogleADKRuntime:
         runs: list[JSONValue] = []
         try:
             for spec in script.get("runs") or []:
-                runs.append(await self._one_run(runner, script, spec, run))
+                told = await self._one_run(runner, script, spec, run)
+                runs.append(told)
+                _tell(run.env, told)
         finally:
             await runner.close()
         return {"thread": thread, "runs": runs}
@@ -553,6 +555,15 @@ def _error_of(exc: BaseException) -> dict[str, JSONValue]:
         return {"type": str(getattr(exc, "type_name", None) or scripted.get("type") or "Error"),
                 "message": str(scripted.get("message", ""))}
     return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def _tell(env: Any, told: JSONValue) -> None:
+    """The caller was told a run's outcome: the ``outcome`` event on the kit's
+    timeline (what ends a run there), with its stage and error, and no run id
+    (the framework stamps none)."""
+    if isinstance(told, Mapping):
+        env.emit("outcome", outcome=told.get("outcome"), stage=told.get("stage"),
+                 error=told.get("error"))
 
 
 def _report(outcome: str, stage: str | None, reply: JSONValue,
