@@ -134,6 +134,24 @@ _LANGGRAPH_HOOKS = (
 _LANGGRAPH_PACKAGES = ("langgraph", "langgraph-prebuilt", "langgraph-checkpoint",
                        "langchain-core")
 
+_PYDANTIC_LACKS = (
+    ("turns", "pydantic-ai keeps a conversation's messages and nothing else: no turn "
+              "records, windows or digests"),
+    ("strict-write", "pydantic-ai has no task writes or digests apart from the conversation"),
+    ("candidates", "pydantic-ai extracts no memory candidates"),
+    ("persisted-state", "pydantic-ai keeps no working state or knowledge beside the "
+                        "conversation store (its step persistence is a separate package, "
+                        "not installed with the pinned extra)"),
+)
+_ADK_LACKS = (
+    ("turns", "a session keeps events and nothing else: no turn records, windows or digests"),
+    ("strict-write", "ADK has no task writes or digests apart from the session's events"),
+    ("candidates", "ADK extracts no memory candidates of its own"),
+    ("persisted-state", "not judged yet: ADK keeps session state (each event's state_delta) "
+                        "and a MemoryService for knowledge, which the adapter does not "
+                        "translate yet"),
+)
+
 RUNTIME_TARGETS: tuple[RuntimeTarget, ...] = (
     RuntimeTarget(
         "openai-agents", "openai-agents", "openai-agents",
@@ -159,6 +177,24 @@ RUNTIME_TARGETS: tuple[RuntimeTarget, ...] = (
         "langgraph-exit", "langgraph:exit", "langgraph",
         "LangGraph: prebuilt ReAct agent, durability exit", _LANGGRAPH_PACKAGES,
         "langgraph", _LANGGRAPH_HOOKS, _LANGGRAPH_LACKS,
+    ),
+    RuntimeTarget(
+        "pydantic-ai", "pydantic-ai", "pydantic-ai",
+        "pydantic-ai: Agent saved through its ConversationStore",
+        ("pydantic-ai-slim", "pydantic-graph"), "pydantic_ai",
+        "pydantic-ai has no input or output guardrail (an output validator can ask the model "
+        "again or fail the run, not block an answer) and retries no failed model request "
+        "unless a capability asks it to (the agent has none): the points needing them are "
+        "not run.",
+        _PYDANTIC_LACKS,
+    ),
+    RuntimeTarget(
+        "google-adk", "google-adk", "google-adk",
+        "Google ADK: Runner with a SessionService", ("google-adk", "google-genai"),
+        "google_adk",
+        "ADK's retry options configure the Gemini client, which the kit's fake model "
+        "replaces, so the adapter translates no retry: the point needing one is not run.",
+        _ADK_LACKS,
     ),
 )
 """Every framework runtime on the page. A framework's new runtime slots in with

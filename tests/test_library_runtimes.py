@@ -9,8 +9,9 @@ environment, and each runtime finding reproduced with the framework alone.
   its hand-written scenario outcomes compared with the kept ones (as for the
   stores), and its fingerprint (nearest policy, distances, what was stored at
   every point, the points not run) compared with the kept one. This costs
-  about 15 s for ``openai-agents`` and 30 s of CPU for each LangGraph mode on a
-  quiet machine (the fingerprint alone 3 to 6 s), so nothing is left out.
+  about 15 s for ``openai-agents``, 30 s of CPU for each LangGraph mode and
+  under a minute for ``pydantic-ai`` and ``google-adk`` on a quiet machine (the
+  fingerprint alone 3 to 6 s), so nothing is left out.
 - Every runtime finding's library-only script (``docs/reproduce/runtime_*.py``)
   runs from an empty folder with nothing of the kit on its path and must print
   ``<rule> reproduced: ...`` for each finding of its targets (but those found to
