@@ -12,6 +12,11 @@ The observed behaviours it carries:
   and the tool result as one batch before the next model call, the answer after;
 - under ``message`` the approval response is appended before the approved tool
   runs, the tool result after it.
+
+A suspended run gives its caller a continuation of its own shape
+(``{"suspended_run": run id, "awaiting": [tool-call ids]}``); a resume given it
+(a fresh instance, maybe in another process) finds the pending calls and the
+context in the store.
 """
 
 from __future__ import annotations
@@ -139,9 +144,14 @@ class _Run:
                 error: JSONValue = None, pending: list[JSONValue] | None = None,
                 ) -> dict[str, JSONValue]:
         self.env.emit("outcome", run_id=self.run_id, outcome=outcome, stage=stage, error=error)
+        continuation: JSONValue = None
+        if pending:
+            continuation = {"suspended_run": self.run_id,
+                            "awaiting": [c["id"] for c in pending if isinstance(c, Mapping)]}
         return {"run_id": self.run_id, "kind": "resume" if "resume" in self.spec else "input",
                 "outcome": outcome, "stage": stage, "reply": reply, "error": error,
-                "pending_tool_calls": pending or [], "events": [], "model_calls": self.model_calls,
+                "pending_tool_calls": pending or [], "continuation": continuation,
+                "events": [], "model_calls": self.model_calls,
                 "new_messages": [m.to_json() for m in self.new]}
 
     def execute(self) -> dict[str, JSONValue]:
@@ -168,7 +178,20 @@ class _Run:
         self.memory.input(self.message("user", text))
         return self.loop()
 
+    def from_store(self, given: Mapping[str, Any]) -> tuple[list[Message], list[Any]]:
+        """The context and the pending calls of the suspended run ``given`` names."""
+        view = list(self.env.store.messages(self.agent.thread))
+        answered = {p.get("call_id") for m in view for p in m.parts if isinstance(p, Mapping)}
+        awaiting = list(given.get("awaiting") or [])
+        pending = [dict(p) for m in view if m.run_id == given.get("suspended_run")
+                   for p in m.parts if isinstance(p, Mapping) and p.get("type") == "tool_call"
+                   and p.get("id") in awaiting and p.get("id") not in answered]
+        return view, pending
+
     def resume(self, answer: Mapping[str, Any]) -> dict[str, JSONValue]:
+        given = answer.get("continuation")
+        if self.agent.continuation is None and isinstance(given, Mapping):
+            self.agent.continuation = self.from_store(given)
         view, pending = self.agent.continuation or ([], [])
         self.agent.continuation = None
         self.view = list(view)

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 OUTSIDE_THE_PROJECTION = {
     "sp-zero-based-rounds": "rounds are values the runtime stamps (SP-030), never compared",
-    "sp-resume-reloads-history": "the reloaded history is thrown away: nothing stored, shown "
-                                 "to the model or to the caller changes (SP-028's load count)",
+    "sp-resume-from-process-memory": "the fingerprint resumes in the process that suspended "
+                                     "the run (SP-028's resume in a fresh process)",
     "sp-rounds-across-runs": "rounds are values the runtime stamps (SP-030), never compared",
     "sp-run-error-hook-replaces-error": "no point's run_error hook fails (SP-016)",
     "sp-streamed-refusal-retried": "no point refuses an append while the run streams "

@@ -15,7 +15,7 @@ import pytest
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.resources import spec_dir
-from memconform.simulator.environment import ScriptError
+from memconform.simulator.environment import IdSource, ScriptError
 from memconform.simulator.runtime import Simulator, observe
 from memconform.steps._save_policy_scripts import (
     EFFECT,
@@ -326,6 +326,43 @@ def test_suspension_and_resume(
     ]
 
 
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_resume_given_the_callers_continuation_finds_the_run_in_the_store(
+    policy: str, proxy: RecordingStore
+) -> None:
+    """Split as the kit splits it: the resume is a script of its own, executed by
+    a new executor that holds nothing of the suspended run; the same batches and
+    the same transcript as one script resuming in memory."""
+    whole = base_script("t", policy)
+    whole["model"]["agent"][0]["tool_calls"][0]["needs_approval"] = True
+    whole["runs"].append({"resume": {"approved": True}})
+    first = _observe({**whole, "runs": whole["runs"][:1]}, proxy)
+    suspended = first["runs"][0]
+    assert suspended["continuation"] == {"run_id": suspended["run_id"],
+                                         "tool_call_ids": ["call-notify"]}
+    later = {**whole, "model": {"agent": whole["model"]["agent"][1:]},
+             "runs": [{"resume": {"approved": True, "continuation": suspended["continuation"]}}]}
+    second = observe(Simulator(), later, proxy, lambda env: setattr(env, "ids", IdSource(2)))
+    resumed = second["runs"][0]
+    assert (resumed["kind"], resumed["outcome"], resumed["error"]) == ("resume", "completed", None)
+    whole_proxy = RecordingStore(MemoryStore())
+    try:
+        expected = _observe(whole, whole_proxy)
+        assert _batches(second) == _batches(expected)
+        assert [(m.role, m.text) for m in proxy.messages("t")] == [
+            (m.role, m.text) for m in whole_proxy.messages("t")]
+    finally:
+        whole_proxy.close()
+
+
+def test_a_continuation_naming_nothing_pending_fails_the_resume(proxy: RecordingStore) -> None:
+    script = base_script("t", "message")
+    script["runs"] = [{"resume": {"approved": True,
+                                  "continuation": {"run_id": "run-1", "tool_call_ids": ["x"]}}}]
+    run = _observe(script, proxy)["runs"][0]
+    assert (run["outcome"], run["error"]["type"]) == ("failed", "NothingToResumeError")
+
+
 def test_a_denied_approval_does_not_run_the_tool(proxy: RecordingStore) -> None:
     script = base_script("t", "message")
     script["model"]["agent"][0]["tool_calls"][0]["needs_approval"] = True
@@ -400,6 +437,8 @@ def test_scripts_and_observations_match_their_schemas(point: str, proxy: Recordi
         (lambda s: s.update(runs=[{"input": "a", "resume": {"approved": True}}]), "runs[0]"),
         (lambda s: s.update(runs=[{"resume": {"approved": True}}]), "runs[0].resume"),
         (lambda s: s["runs"].append({"resume": {"approved": "yes"}}), "runs[1].resume.approved"),
+        (lambda s: s["runs"].append({"resume": {"approved": True, "continuation": "run-1"}}),
+         "runs[1].resume.continuation"),
         (lambda s: s["runs"][0].update(cancel_before_model_call=0),
          "runs[0].cancel_before_model_call"),
         (lambda s: s.update(store_faults={"fail_append": 1}), "store_faults"),

@@ -3,10 +3,14 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
   output guardrail and a suspension for tool approval are response outcomes:
   they end the run without an error and are stored like a completed run. A
   model call retried after a transient provider error stores nothing twice.
+  A suspended run is resumed on a fresh runtime instance, in a second fresh
+  process when the store is durable, given only the continuation its caller got.
 
   Troubleshooting: when a blocked run stored its input, the runtime appended
   before the input guardrail answered; when a suspended run is reported as
-  failed, the runtime treated the approval request as an error.
+  failed, the runtime treated the approval request as an error; when the
+  resumed run fails with nothing to resume, the runtime kept the pending tool
+  call in process memory instead of finding it in the store.
 
   Rule: only accepted input is stored
 
@@ -76,7 +80,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | policy | batches          |
         | run    | [user,assistant] |
 
-    @SP-028 @with-approval @with-second-run
+    @SP-028 @with-approval @with-second-run @with-restart
     Scenario Outline: Save-policy <policy> resumed run stores the approval and the result as two tool messages
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy tool call needs approval
@@ -85,7 +89,12 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
       Then save-policy run 1 ends "suspended"
       And save-policy run 2 ends "completed"
       And the save-policy appends are "<batches>"
-      And the save-policy thread history was loaded once, by the first run
+      And the resumed save-policy run 2 continued from the suspended run, its model seeing:
+        | role | text              |
+        | user | <prompt>          |
+        | assistant |              |
+        | tool | approval approved |
+        | tool | notified          |
       And the save-policy thread holds:
         | role      | text              |
         | user      | <prompt>          |
@@ -100,7 +109,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | turn    | [user,assistant] [tool,tool] [assistant]  |
         | run     | [user,assistant] [tool,tool,assistant]    |
 
-    @SP-028 @with-approval @with-second-run
+    @SP-028 @with-approval @with-second-run @with-restart
     Scenario Outline: Save-policy <policy> resumed run persists the approval response at its point
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy tool call needs approval
@@ -114,7 +123,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | message | approval appended > tool run > last model call     |
         | turn    | tool run > approval appended > last model call     |
 
-    @SP-009 @SP-028 @with-approval @with-second-run
+    @SP-009 @SP-028 @with-approval @with-second-run @with-restart
     Scenario Outline: Save-policy <policy> resumed run whose model call fails keeps the approved tool's result
       Given a save-policy agent with the "<policy>" save policy
       And the save-policy tool call needs approval

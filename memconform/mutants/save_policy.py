@@ -366,10 +366,28 @@ class _SuspensionFailsRun(SavePolicyExecutor):
         raise RunFailure({"type": "ApprovalRequired", "message": "a tool call needs approval"})
 
 
-class _ResumeReloadsHistory(SavePolicyExecutor):
-    def resume(self, run: RunState) -> dict[str, JSONValue]:
-        self.gateway.load()
-        return super().resume(run)
+_SUSPENDED: dict[str, Any] = {}
+"""The suspended runs of :class:`_ResumesFromProcessMemory`, by thread: this
+process's memory only."""
+
+
+class _ResumesFromProcessMemory(SavePolicyExecutor):
+    """Keeps a suspended run's pending state in process memory and resumes only
+    from there, never from the caller's continuation and the store."""
+
+    def suspend(
+        self, run: RunState, assistant: Message, calls: list[dict[str, JSONValue]]
+    ) -> dict[str, JSONValue]:
+        result = super().suspend(run, assistant, calls)
+        _SUSPENDED[self.script.thread] = self.continuation
+        return result
+
+    def stored_continuation(self, given: Mapping[str, Any]) -> Any:
+        held = _SUSPENDED.pop(self.script.thread, None)
+        if held is None:
+            raise RunFailure({"type": "NothingToResumeError",
+                              "message": "no run of this thread is suspended in this process"})
+        return held
 
 
 class _StreamingDropsAnswer(SavePolicyExecutor):
@@ -673,9 +691,11 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-suspension-fails-run",
              "A tool call needing approval fails the run instead of suspending it.",
              {"SP-027"}, _SuspensionFailsRun),
-    _runtime("sp-resume-reloads-history",
-             "A resumed run reloads the thread's history from the store.",
-             {"SP-028"}, _ResumeReloadsHistory),
+    _runtime("sp-resume-from-process-memory",
+             "A suspended run's pending tool call is kept in process memory and a resume "
+             "looks only there: resumed in another process (given the caller's "
+             "continuation and the store), the run has nothing to resume.",
+             {"SP-028"}, _ResumesFromProcessMemory),
     _runtime("sp-streaming-drops-answer",
              "A streamed run does not hand its answer to the save policy.",
              {"SP-029"}, _StreamingDropsAnswer),

@@ -36,7 +36,8 @@ run that ends before the kill point writes its observation as usual, with
 its (N-1)-th restart) makes the kit's id source of this process give ids of
 its own (:class:`~memconform.simulator.environment.IdSource`).
 
-``--runtime module:factory`` resumes with another runtime (default: the
+``--runtime module:factory`` (or a built-in runtime's name, as ``memconform
+run --runtime`` takes it) resumes with another runtime (default: the
 simulator); ``--mutant NAME`` applies a mutant of the kit (a store mutant wraps
 the opened store, a runtime mutant replaces the runtime).
 
@@ -57,7 +58,7 @@ from typing import Any
 
 from memconform import measurement
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.adapters.registry import StoreURLError, open_store
+from memconform.adapters.registry import StoreURLError, open_store, resolve_runtime
 from memconform.simulator.environment import Environment, IdSource, ScriptError
 from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, Simulator, observe
 from memconform.values import JSONValue
@@ -157,7 +158,7 @@ def _runtime(target: str | None, mutant_name: str | None) -> Runtime:
             built: Runtime = mutant.build()  # type: ignore[assignment]
             return built
     if target:
-        module_name, _, attr = target.partition(":")
+        module_name, _, attr = resolve_runtime(target).partition(":")
         factory: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             factory = getattr(factory, part)

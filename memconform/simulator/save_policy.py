@@ -6,7 +6,9 @@ the observation (see ``spec/schemas/observation-save-policy.schema.json``).
 
 One run, in order:
 
-1. load the thread's stored history (a resumed run carries it instead);
+1. load the thread's stored history (a resumed run carries the suspended run's
+   view instead: from the same script's suspended run, or, given the caller's
+   ``continuation`` in another process, from the store);
 2. the input guardrail (``block`` ends the run as ``blocked`` at stage
    ``input`` with nothing stored);
 3. the accepted input is handed to the save policy;
@@ -18,6 +20,12 @@ One run, in order:
    ``block``) and then the run-end hook (``cancel`` cancels the run);
 5. the outcome is reported (an ``outcome`` event) only after the save policy
    persisted what it owes.
+
+A suspended run's observation carries ``continuation`` (its run id and the
+pending tool-call ids): what its caller hands back, as a later script's
+``resume.continuation``, to resume it on a fresh instance. The pending calls
+are then the named run's stored tool calls without a result, and the model's
+view is the thread as stored.
 
 A failed or cancelled run calls the ``run_error`` hook, then the store's
 ``record_error`` (when the store declares ``errors``) with every new message of
@@ -241,6 +249,8 @@ class SavePolicyExecutor:
                 "type": "NothingToResumeError",
                 "message": "approvals are answered during the run; nothing is suspended",
             })
+        if self.continuation is None and answer is not None and answer.continuation is not None:
+            self.continuation = self.stored_continuation(answer.continuation)
         if self.continuation is None or answer is None:
             raise ScriptError(f"runs[{run.spec.index}].resume: no suspended run to resume")
         continuation, self.continuation = self.continuation, None
@@ -263,6 +273,31 @@ class SavePolicyExecutor:
             results.append(self.new_message(run, "tool", self.result_text(part), (part,)))
         run.policy.approved_tools_ran(results)
         return self.rounds(run)
+
+    def stored_continuation(self, given: Mapping[str, Any]) -> _Continuation:
+        """The suspended run named by the caller's ``given`` continuation, rebuilt
+        from the store alone (a fresh instance in a fresh process): the model's
+        view is the thread as stored, the pending calls are the named run's stored
+        tool calls among ``tool_call_ids`` that have no result in the thread."""
+        run_id, wanted = given.get("run_id"), given.get("tool_call_ids")
+        view = self.gateway.load()
+        answered = {
+            str(part.get("call_id")) for m in view for part in m.parts
+            if isinstance(part, Mapping) and part.get("type") in ("tool_result", "tool_approval")
+        }
+        pending = [
+            dict(part) for m in view if m.role == "assistant" and m.run_id == run_id
+            for part in m.parts
+            if isinstance(part, Mapping) and part.get("type") == "tool_call"
+            and (not isinstance(wanted, list) or part.get("id") in wanted)
+            and str(part.get("id")) not in answered
+        ]
+        if not pending:
+            raise RunFailure({
+                "type": "NothingToResumeError",
+                "message": f"run {run_id!r} has no pending tool call in the store",
+            })
+        return _Continuation(view, pending)
 
     def rounds(self, run: RunState) -> dict[str, JSONValue]:
         """Model calls and tool rounds until a response outcome or a suspension."""
@@ -419,6 +454,7 @@ class SavePolicyExecutor:
             run, "suspended",
             pending_tool_calls=[{k: v for k, v in c.items() if k != "needs_approval"}
                                 for c in pending],
+            continuation={"run_id": run.run_id, "tool_call_ids": [c["id"] for c in pending]},
         )
 
     def answer(self, run: RunState, raw_text: str) -> dict[str, JSONValue]:

@@ -62,10 +62,15 @@ _TOP_KEYS = frozenset(
 
 @dataclass(frozen=True)
 class Resume:
-    """A run that answers the pending approval of the previous, suspended run."""
+    """A run that answers the pending approval of a suspended run.
+
+    ``continuation`` is what the suspended run gave its caller to resume it
+    (its observation's ``continuation``), handed back unchanged; ``None`` resumes
+    the previous run of the same script."""
 
     approved: bool
     reason: str
+    continuation: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,10 @@ def _run(raw: Any, index: int, stream: bool) -> RunSpec:
         reason = answer.get("reason", "")
         if not isinstance(reason, str):
             raise ScriptError(f"{where}.resume.reason: expected text")
-        resume = Resume(approved, reason)
+        continuation = answer.get("continuation")
+        if continuation is not None and not isinstance(continuation, Mapping):
+            raise ScriptError(f"{where}.resume.continuation: expected an object")
+        resume = Resume(approved, reason, continuation)
     cancel = raw.get("cancel_before_model_call")
     return RunSpec(
         index=index,
@@ -170,7 +178,7 @@ def parse_script(script: Mapping[str, Any]) -> SavePolicyScript:
     if not isinstance(runs, list) or not runs:
         raise ScriptError("runs: expected a non-empty list of runs")
     specs = tuple(_run(raw, i, stream) for i, raw in enumerate(runs))
-    if specs[0].resume is not None:
+    if specs[0].resume is not None and specs[0].resume.continuation is None:
         raise ScriptError("runs[0].resume: the first run has nothing to resume")
     return SavePolicyScript(
         thread=thread,

@@ -19,7 +19,7 @@ from pytest_bdd import given, parsers, then, when
 from memconform.adapters.contract import Capability, StoreError
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.fingerprint import declared_hooks, hooks_needed
-from memconform.simulator.runtime import SAVE_POLICIES, Runtime, declared_policies, observe
+from memconform.simulator.runtime import SAVE_POLICIES, Runtime, declared_policies
 from memconform.steps._save_policy_scripts import (
     ANSWER,
     EFFECT,
@@ -30,6 +30,7 @@ from memconform.steps._save_policy_scripts import (
     refusing_store,
     store_refusals,
 )
+from memconform.steps.child_runs import runtime_options
 from memconform.steps.common import (
     Mismatch,
     decides,
@@ -37,6 +38,13 @@ from memconform.steps.common import (
     note_policies,
     require_capability,
     unsupported,
+)
+from memconform.steps.save_policy_resumes import (
+    Later,
+    execute_with_resumes,
+    in_fresh_process,
+    in_process,
+    resume_points,
 )
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Message
@@ -185,7 +193,7 @@ def require_policies(
 
 
 def _execute(
-    runtime: Runtime, script: dict[str, Any], proxy: RecordingStore
+    runtime: Runtime, script: dict[str, Any], proxy: RecordingStore, later: Later | None = None,
 ) -> dict[str, Any]:
     declared = declared_hooks(runtime)
     if declared is not None:
@@ -194,7 +202,7 @@ def _execute(
             unsupported(f"the runtime has no {', '.join(missing)} (it declares the hooks "
                         f"{', '.join(sorted(declared)) or 'none'})")
     start = len(proxy.timeline)
-    observation = observe(runtime, script, proxy)
+    observation = execute_with_resumes(runtime, script, proxy, later)
     observation["thread_under_test"] = script["thread"]
     observation["runtime_from"] = start
     observation["inputs"] = [run.get("input") for run in script.get("runs", [])]
@@ -325,15 +333,27 @@ def sp_needs_errors(store: RecordingStore) -> None:
 
 @when("the save-policy script is executed", target_fixture="sp_observation")
 def sp_execute(
-    sp_case: SavePolicyCase, runtime: Runtime, store: RecordingStore,
+    sp_case: SavePolicyCase, runtime: Runtime, store: RecordingStore, store_url: str,
     raw_store: object, sp_proxies: Callable[..., RecordingStore], request: pytest.FixtureRequest,
 ) -> dict[str, Any]:
     """Run the script through the runtime under test, against the store under test
-    (``unsupported`` when the runtime does not declare the script's policy)."""
+    (``unsupported`` when the runtime does not declare the script's policy). A
+    resume of a suspended run runs on a fresh runtime instance with the caller's
+    continuation (:mod:`memconform.steps.save_policy_resumes`): in a second fresh
+    process when the store is durable and the kit injects no refusal, else in a
+    second ``execute`` call of this process."""
     require_policies(request, runtime, [sp_case.script.get("save_policy")])
     inner = sp_case.store_for(raw_store, sp_case.script.get("save_policy"))
     proxy = store if inner is raw_store else sp_proxies(inner)
-    return _execute(runtime, sp_case.script, proxy)
+    later: Later | None = None
+    if resume_points(sp_case.script):
+        if inner is raw_store and "durable" in set(store.capabilities):
+            options = runtime_options(request.config.getoption("--memconform-mutant"),
+                                      request.config.getoption("--memconform-runtime"))
+            later = in_fresh_process(store_url, options, proxy)
+        else:
+            later = in_process(runtime, proxy)
+    return _execute(runtime, sp_case.script, proxy, later)
 
 
 @when("the save-policy script is executed under each save policy", target_fixture="sp_variants")
@@ -845,9 +865,22 @@ def sp_context(sp_observation: dict[str, Any], number: int, datatable: list[list
     expect_equal(f"what the model saw at the first call of run {number}", expected, observed)
 
 
-@then("the save-policy thread history was loaded once, by the first run")
+@then(parsers.parse(
+    "the resumed save-policy run {number:d} continued from the suspended run, its model seeing:"
+))
 @decides("SP-028")
-def sp_loaded_once(sp_observation: dict[str, Any]) -> None:
-    """A resumed run carries its history with it: one history load for the script."""
-    loads = _stores(sp_observation, "messages", _thread(sp_observation))
-    expect_equal("history loads of the thread", 1, len(loads))
+def sp_resumed_context(
+    sp_observation: dict[str, Any], number: int, datatable: list[list[str]]
+) -> None:
+    """The resumed run (on a fresh runtime instance, given only the caller's
+    continuation) showed the kit's model, at its first call, the suspended run's
+    context and then the approval response and the tool result (role | text rows,
+    from the model requests on the timeline)."""
+    requests = _model_requests(sp_observation, number)
+    if not requests:
+        raise Mismatch(f"model calls of the resumed run {number}", "at least one",
+                       f"none (outcome {_run(sp_observation, number).get('outcome')!r}, error "
+                       f"{_run(sp_observation, number).get('error')!r})")
+    expected = [(r, _expand(t)) for r, t in (tuple(row) for row in datatable[1:])]
+    expect_equal(f"what the model saw at the first call of the resumed run {number}",
+                 expected, _sent_messages(requests[0]))

@@ -3,7 +3,9 @@ to break, and the reference simulator passes every save-policy scenario.
 
 The mutants that only a real kill exposes (batches held in memory until the run
 stops, a round split over two writes) run against a SQLite file: the kill
-scenarios need a store that outlives the killed process."""
+scenarios need a store that outlives the killed process. So does the mutant
+keeping a suspended run in process memory: only on a durable store is the
+resume run in a second fresh process."""
 
 from __future__ import annotations
 
@@ -28,8 +30,12 @@ KILL_RULES = frozenset({"SP-005", "SP-006", "SP-008", "SP-009", "SP-010", "SP-01
 """The rules the kill scenarios decide."""
 
 
+FRESH_RESUME_MUTANTS = ("sp-resume-from-process-memory",)
+"""Mutants only a resume in a second fresh process exposes (a durable store)."""
+
+
 def _store_for(name: str, tmp_path: Path) -> tuple[str, str]:
-    if name in KILL_MUTANTS:
+    if name in KILL_MUTANTS or name in FRESH_RESUME_MUTANTS:
         return ("--memconform-store", f"sqlite:///{tmp_path / 'mutant.db'}")
     return STORE
 
@@ -70,6 +76,19 @@ def test_the_kill_scenarios_reject_a_runtime_a_kill_exposes(name: str, tmp_path:
     assert mutant.kills & KILL_RULES
     missed = sorted((mutant.kills & KILL_RULES) - rejected_rules(mutant, outcomes))
     assert not missed, f"{name} survived the kill scenarios of {missed}"
+
+
+def test_a_resume_in_a_fresh_process_rejects_pending_state_kept_in_memory(
+    tmp_path: Path,
+) -> None:
+    """On SQLite the resume runs in a second fresh process, given the caller's
+    continuation: a runtime holding the suspended run in process memory has
+    nothing to resume there, and SP-028's own checks say so."""
+    name = "sp-resume-from-process-memory"
+    outcomes = run_suite(TARGET, tmp_path, "--memconform-mutant", name,
+                         *_store_for(name, tmp_path), "-k", "resumed")
+    assert outcomes
+    assert "SP-028" in rejected_rules(get_mutant(name), outcomes)
 
 
 @pytest.mark.slow

@@ -36,6 +36,9 @@ NOT_CAUGHT: dict[str, str] = {
     "sp-guardrail-failure-record-empty": "needs a guardrail that fails (as above)",
     "sp-streamed-refusal-retried": "needs a store that refuses an append while the run "
                                    "streams (the streamed failure-point scenarios do)",
+    "sp-resume-from-process-memory": "needs a resume in another process; the generated "
+                                     "scripts run whole in one process (the resumed-run "
+                                     "scenarios resume in a fresh one)",
 }
 """Save-policy mutants the generated runs do not catch, and why."""
 
