@@ -166,6 +166,15 @@ def test_every_runtime_target_names_a_known_runtime_and_an_extra_of_the_kit() ->
     assert not set(names) & {t.name for t in TARGETS}
 
 
+def test_every_framework_extra_is_on_the_page() -> None:
+    """The extras whose runtime adapters the library tests run are the extras
+    of the page's runtime targets: a framework runtime that lands slots in with a
+    target entry, and an entry names no extra those tests leave out."""
+    from memconform.compliance import RUNTIME_EXTRAS
+
+    assert {t.extra for t in RUNTIME_TARGETS} == set(RUNTIME_EXTRAS)
+
+
 
 def test_the_kept_results_regenerate_the_runtime_page_without_a_difference() -> None:
     runs = kept_runtime_runs(DOCS, RUNTIME_TARGETS)
