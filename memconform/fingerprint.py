@@ -30,14 +30,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
-from memconform.adapters.registry import BUILTIN_RUNTIMES
+from memconform.adapters.registry import BUILTIN_RUNTIMES, open_store
 from memconform.simulator.environment import Environment
+from memconform.simulator.job_resume import WRITE_METHODS
 from memconform.simulator.runtime import Runtime, Simulator, declared_names
 from memconform.simulator.save_policy_script import POLICIES, VARIANTS
 from memconform.steps._save_policy_scripts import (
@@ -47,6 +50,7 @@ from memconform.steps._save_policy_scripts import (
     batches_text,
     refusing_store,
 )
+from memconform.steps.child_runs import run_killed, runtime_options
 from memconform.values import JSONValue, Message
 
 __all__ = [
@@ -59,6 +63,7 @@ __all__ = [
     "Point",
     "Projection",
     "Subject",
+    "crash_points",
     "declared_hooks",
     "fingerprint",
     "hooks_needed",
@@ -99,9 +104,9 @@ class Point:
 
     ``refuse`` names a store refusal (``first append``, ``last append`` or
     ``record_error``); ``needs`` names the optional hooks the point cannot run
-    without; ``crash_after`` makes the store "crash" the runtime right
-    after that many acknowledged appends (the write is kept, nothing after it
-    runs); ``without_errors`` hides the store's ``errors`` capability."""
+    without; ``crash_after`` runs the point in a child process the kit SIGKILLs
+    right after the store acknowledged that many writes (:func:`crash_points`);
+    ``without_errors`` hides the store's ``errors`` capability."""
 
     name: str
     doc: str
@@ -208,61 +213,20 @@ POINTS: tuple[Point, ...] = (
     Point("store without error records",
           "the second model call fails on a store not declaring errors",
           (_failure("later model call"),), without_errors=True),
-    Point("crash after write 1", "the process dies right after the first acknowledged append",
-          crash_after=1),
-    Point("crash after write 2", "the process dies right after the second acknowledged append",
-          crash_after=2),
-    Point("crash after write 3", "the process dies right after the third acknowledged append",
-          crash_after=3),
 )
-"""The save-policy failure matrix, in the order a run meets the points."""
+"""The save-policy failure matrix, in the order a run meets the points, without
+its crash points (:func:`crash_points`: as many as the runtime writes)."""
 
 
-# -- the store the kit hands the runtime -----------------------------------------------
-
-
-class _Crashed(BaseException):
-    """The simulated death of the runtime's process: no ``except Exception`` in a
-    runtime catches it, so nothing runs after the write that raised it."""
-
-
-class _CrashingStore:
-    """Lets ``after`` appends through, then raises :class:`_Crashed` right after the
-    store acknowledged the last of them (the write is kept). A dead process writes
-    nothing more: every later call raises :class:`_Crashed` too, so a runtime
-    catching it (or writing in a ``finally``) stores nothing after its death."""
-
-    def __init__(self, inner: Any, after: int) -> None:
-        self._inner = inner
-        self._after = after
-        self._calls = 0
-        self.crashed_batch: list[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        target = getattr(self._inner, name)
-        if self.crashed_batch is None or not callable(target):
-            return target
-
-        def dead(*args: Any, **kwargs: Any) -> Any:
-            raise _Crashed(f"{name} after the process died")
-
-        return dead
-
-    @property
-    def capabilities(self) -> Any:
-        """The wrapped store's declaration, unchanged."""
-        return self._inner.capabilities
-
-    def append(self, thread_id: str, batch: Sequence[Message]) -> Any:
-        """Delegate; crash right after the ``after``-th call returned."""
-        if self.crashed_batch is not None:
-            raise _Crashed("append after the process died")
-        self._calls += 1
-        result = self._inner.append(thread_id, batch)
-        if self._calls == self._after:
-            self.crashed_batch = [m.role for m in batch]
-            raise _Crashed(f"killed after append {self._calls}")
-        return result
+def crash_points(writes: int) -> tuple[Point, ...]:
+    """``crash after write k`` for k = 1 … ``writes``: the process running the
+    runtime is SIGKILLed right after the store acknowledged its k-th write."""
+    return tuple(
+        Point(f"crash after write {k}",
+              f"the process is killed right after the store acknowledged write {k}",
+              crash_after=k)
+        for k in range(1, writes + 1)
+    )
 
 
 # -- what the kit saw ------------------------------------------------------------------
@@ -342,29 +306,28 @@ def _outcomes(answer: Mapping[str, Any] | None, timeline: list[dict[str, Any]],
 def project(
     timeline: list[dict[str, Any]], answer: Mapping[str, Any] | None,
     stored: Sequence[Message], ledger: Sequence[Mapping[str, Any]],
-    *, crashed_batch: list[str] | None = None, raised: str | None = None,
+    *, killed: bool = False, raised: str | None = None,
 ) -> Projection:
     """The projection of one execution on :data:`THREAD`.
 
     ``timeline`` is the recording proxy's (store calls, model calls, events),
     ``answer`` what the runtime returned to its caller (``None`` when it never
     returned), ``stored`` the thread read back at the end, ``ledger`` the kit's
-    record of tool effects; ``crashed_batch`` is the batch the store kept just
-    before the simulated crash, ``raised`` the exception type the runtime raised."""
+    record of tool effects; ``killed`` tells the kit killed the process running
+    the runtime (its outcome is ``crashed``), ``raised`` the exception type the
+    runtime raised."""
     def store_calls(name: str) -> list[dict[str, Any]]:
         return [e for e in timeline if e["kind"] == "store" and e["name"] == name
                 and (e.get("args") or [None])[0] == THREAD]
 
     batches = [[str(m.get("role")) for m in e["args"][1]]
                for e in store_calls("append") if "raised" not in e and "hung" not in e]
-    if crashed_batch is not None:
-        batches.append(crashed_batch)
     errors = []
     for call in store_calls("record_error"):
         record = call["args"][1] if len(call["args"]) > 1 else {}
         messages = record.get("messages", []) if isinstance(record, Mapping) else []
         errors.append(("refused " if "raised" in call else "") + f"[{_roles(messages)}]")
-    outcome, replies = _outcomes(answer, timeline, crashed_batch is not None, raised)
+    outcome, replies = _outcomes(answer, timeline, killed, raised)
     answers = {m.text for m in stored if m.role == "assistant"}
     reply = "; ".join(
         "-" if not isinstance(r, str) or not r else ("stored" if r in answers else "not stored")
@@ -399,16 +362,23 @@ def project(
 @dataclass(frozen=True)
 class Subject:
     """A runtime as the kit runs it: its name, the factory building it, the save
-    policy the script configures (``None``: none) and an optional store wrapper
-    (a store mutant)."""
+    policy the script configures (``None``: none), an optional store wrapper
+    (a store mutant) and the options naming the same runtime (and mutant) to
+    the kit's child process (:mod:`memconform.simulator.job_resume`), where the
+    crash points run."""
 
     label: str
     build: Callable[[], Runtime]
     policy: str | None
     store_wrapper: Callable[[Any], Any] | None = None
+    child: tuple[str, ...] = ()
 
 
-def _execute(subject: Subject, point: Point, last_append: int) -> Projection:
+def _execute(subject: Subject, point: Point, last_append: int) -> tuple[Projection, int]:
+    """Run ``point`` in this process on a fresh in-memory store; the projection
+    and the number of writes the store acknowledged."""
+    if point.crash_after is not None:
+        return _execute_killed(subject, point.script(subject.policy), point.crash_after), 0
     raw = MemoryStore()
     store: Any = raw if subject.store_wrapper is None else subject.store_wrapper(raw)
     reader = store
@@ -423,12 +393,7 @@ def _execute(subject: Subject, point: Point, last_append: int) -> Projection:
         refusals = StoreRefusals(appends=frozenset({last_append}))
     elif point.refuse == "record_error":
         refusals = StoreRefusals(methods=frozenset({"record_error"}))
-    store = refusing_store(store, refusals)
-    crashing: _CrashingStore | None = None
-    if point.crash_after is not None:
-        crashing = _CrashingStore(store, point.crash_after)
-        store = crashing
-    proxy = RecordingStore(store)
+    proxy = RecordingStore(refusing_store(store, refusals))
     script = point.script(subject.policy)
     answer: Mapping[str, Any] | None = None
     raised: str | None = None
@@ -437,8 +402,6 @@ def _execute(subject: Subject, point: Point, last_append: int) -> Projection:
         runtime = subject.build()
         try:
             result = runtime.execute(script, env)
-        except _Crashed:
-            result = None
         except Exception as exc:  # the runtime under test broke: the caller saw it raise
             raised = type(exc).__name__
             result = None
@@ -446,22 +409,51 @@ def _execute(subject: Subject, point: Point, last_append: int) -> Projection:
         stored = list(reader.messages(THREAD))
     finally:
         proxy.close()
-    return project(
-        [e.to_json() for e in proxy.timeline], answer, stored, list(env.ledger),
-        crashed_batch=None if crashing is None else crashing.crashed_batch, raised=raised,
-    )
+    timeline = [e.to_json() for e in proxy.timeline]
+    writes = sum(1 for e in timeline if e["kind"] == "store" and e["name"] in WRITE_METHODS
+                 and "raised" not in e and "hung" not in e)
+    return project(timeline, answer, stored, list(env.ledger), raised=raised), writes
 
 
-def _last_append(subject: Subject) -> int:
-    """How many appends the subject makes on the thread when nothing fails (at least 1)."""
-    clean = _execute(subject, POINTS[0], 0)
-    return max(1, 0 if clean.appends == "none" else clean.appends.count("["))
+def _execute_killed(subject: Subject, script: dict[str, Any], after: int) -> Projection:
+    """Run ``script`` in a child process on a SQLite store the kit creates, SIGKILL
+    it right after the store acknowledged write ``after`` (the kit's kill
+    harness, :func:`memconform.steps.child_runs.run_killed`), then read the
+    thread through a fresh connection. A run that ends before that write is
+    projected as it ended."""
+    with tempfile.TemporaryDirectory(prefix="memconform-fingerprint-") as folder:
+        url = f"sqlite:///{Path(folder) / 'fingerprint.db'}"
+        _close(open_store(url))  # the kit creates the store before the child opens it
+        out = run_killed(url, script, ["--kill-after-write", str(after)],
+                         options=subject.child,
+                         what=f"the process running {subject.label} to kill it")
+        raw = open_store(url)
+        try:
+            reader: Any = raw if subject.store_wrapper is None else subject.store_wrapper(raw)
+            stored = list(reader.messages(THREAD))
+        finally:
+            _close(raw)
+    killed = out.get("killed_after") is not None
+    return project(list(out.get("timeline") or []), None if killed else out, stored,
+                   list(out.get("ledger") or []), killed=killed)
+
+
+def _close(store: object) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+def _clean_run(subject: Subject) -> tuple[int, int]:
+    """How many appends (at least 1) and writes the subject makes when nothing fails."""
+    clean, writes = _execute(subject, POINTS[0], 0)
+    return max(1, 0 if clean.appends == "none" else clean.appends.count("[")), writes
 
 
 def run_matrix(subject: Subject, points: Sequence[Point] = POINTS) -> dict[str, Projection]:
     """The projection of ``subject`` at every point, by point name."""
-    last = _last_append(subject)
-    return {point.name: _execute(subject, point, last) for point in points}
+    last, _ = _clean_run(subject)
+    return {point.name: _execute(subject, point, last)[0] for point in points}
 
 
 # -- the references and the comparison -------------------------------------------------
@@ -472,7 +464,9 @@ def references() -> list[Subject]:
     found = [Subject(policy, Simulator, policy) for policy in POLICIES]
     for variant in VARIANTS:
         found += [
-            Subject(f"{variant}/{policy}", _variant(variant), policy) for policy in POLICIES
+            Subject(f"{variant}/{policy}", _variant(variant), policy,
+                    child=("--runtime", variant))
+            for policy in POLICIES
         ]
     return found
 
@@ -607,21 +601,29 @@ def hooks_needed(script: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(needed)
 
 
-def fingerprint(subject: Subject, points: Sequence[Point] = POINTS) -> Fingerprint:
+def fingerprint(
+    subject: Subject, points: Sequence[Point] = POINTS, *, crashes: bool = True
+) -> Fingerprint:
     """Run the matrix on ``subject`` and on every reference and compare them.
 
     Points needing a hook the runtime does not declare are left out (listed as
-    unsupported). The references' matrices are computed once per process (they
-    are the kit's own deterministic simulator on fresh in-memory stores)."""
+    unsupported). With ``crashes``, :func:`crash_points` follow: one per write
+    the subject makes when nothing fails, each a real kill of a child process
+    (the references are killed at the same writes; one that ends before the
+    write is projected as it ended). The references' matrices are computed
+    once per process (they are the kit's own deterministic simulator)."""
     hooks = declared_hooks(subject.build())
-    run = [p for p in points if hooks is None or set(p.needs) <= hooks]
-    observed = run_matrix(subject, run)
-    matrices = {ref.label: _reference_matrix(ref, points) for ref in references()}
+    last, writes = _clean_run(subject)
+    crashing = crash_points(writes) if crashes else ()
+    run = [p for p in points if hooks is None or set(p.needs) <= hooks] + list(crashing)
+    observed = {point.name: _execute(subject, point, last)[0] for point in run}
+    every = [*points, *crashing]
+    matrices = {ref.label: _reference_matrix(ref, every) for ref in references()}
     distances = {
         name: sum(1 for p in run if observed[p.name].differing(matrix[p.name]))
         for name, matrix in matrices.items()
     }
-    unsupported = tuple(p for p in points if p not in run)
+    unsupported = tuple(p for p in every if p not in run)
     return Fingerprint(subject.label, subject.policy, tuple(run), observed, matrices,
                        distances, unsupported)
 
@@ -633,7 +635,8 @@ def subject_for(
     runtime: str, policy: str | None = None, mutant: str | None = None
 ) -> Subject:
     """The subject named on the command line: ``simulator`` (the reference), a
-    simulator variant (``anvia-main``) or ``module:factory``; ``mutant`` names a
+    simulator variant (``anvia-main``), a framework of
+    :data:`~memconform.adapters.registry.BUILTIN_RUNTIMES` or ``module:factory``; ``mutant`` names a
     save-policy mutant (a runtime mutant replaces the simulator, a store mutant
     wraps the store). Raises :class:`FingerprintError` for what cannot be named."""
     if policy is not None and policy not in POLICIES:
@@ -670,7 +673,8 @@ def subject_for(
         else:
             wrapper = chosen.build
         label = f"{runtime} (mutant {mutant})"
-    return Subject(label, build, policy, wrapper)
+    child = runtime_options(mutant, None if runtime in ("simulator", "reference") else runtime)
+    return Subject(label, build, policy, wrapper, tuple(child))
 
 
 def _factory(target: str) -> Callable[[], Runtime]:

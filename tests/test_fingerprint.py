@@ -16,6 +16,8 @@ from memconform.fingerprint import (
     COMPONENTS,
     POINTS,
     Point,
+    _execute,
+    crash_points,
     fingerprint,
     hooks_needed,
     references,
@@ -47,6 +49,7 @@ SAVE_POLICY_MUTANTS = sorted(
 )
 
 
+@pytest.mark.slow  # the crash points are real kills of child processes
 @pytest.mark.parametrize("policy", ["message", "turn", "run"])
 def test_the_reference_under_each_policy_is_nearest_to_it_with_no_difference(
     policy: str,
@@ -60,12 +63,12 @@ def test_the_reference_under_each_policy_is_nearest_to_it_with_no_difference(
 
 
 def test_with_no_policy_configured_the_reference_is_message() -> None:
-    result = fingerprint(subject_for("simulator"))
+    result = fingerprint(subject_for("simulator"), crashes=False)
     assert (result.nearest, result.distances["message"]) == ("message", 0)
 
 
 def test_the_anvia_main_variant_is_nearest_to_itself() -> None:
-    result = fingerprint(subject_for("anvia-main", "message"))
+    result = fingerprint(subject_for("anvia-main", "message"), crashes=False)
     assert result.nearest == "anvia-main/message"
     assert result.distances["anvia-main/message"] == 0
     assert result.distances["message"] > 0
@@ -74,12 +77,28 @@ def test_the_anvia_main_variant_is_nearest_to_itself() -> None:
 @pytest.mark.parametrize("name", SAVE_POLICY_MUTANTS)
 def test_every_save_policy_mutant_differs_from_the_policy_it_breaks(name: str) -> None:
     """A mutant breaks the default (no policy configured, compared with message)
-    or one configured policy: some configuration shows a point that differs."""
+    or one configured policy: some configuration shows a point that differs.
+    Every mutant shows at a point run in this process; the crash points (real
+    kills) are checked on the mutants that hold their writes below."""
     for policy in (None, "message", "turn", "run"):
-        result = fingerprint(subject_for("simulator", policy, name))
+        result = fingerprint(subject_for("simulator", policy, name), crashes=False)
         if result.differences(policy or "message"):
             return
     pytest.fail(f"{name}: no point differs from the policy it breaks")
+
+
+@pytest.mark.slow  # real kills of child processes
+@pytest.mark.parametrize(("name", "policy"), [("sp-message-flushes-at-stop", "message"),
+                                              ("sp-turn-flushes-at-stop", "turn")])
+def test_a_runtime_holding_its_writes_until_it_stops_differs_at_a_crash_point(
+    name: str, policy: str,
+) -> None:
+    """Killed right after its first write, such a runtime has already run the
+    whole conversation (its tools and model calls) the policy would have stored
+    before: a real kill shows it, a runtime asked to stop could flush first."""
+    result = fingerprint(subject_for("simulator", policy, name))
+    crashed = [d for d in result.differences(policy) if d.point.startswith("crash after")]
+    assert crashed, f"{name}: no crash point differs from {policy}"
 
 
 @pytest.mark.parametrize("name", sorted(OUTSIDE_THE_PROJECTION))
@@ -87,12 +106,13 @@ def test_mutants_outside_the_projection_are_listed_because_they_show_nothing(
     name: str,
 ) -> None:
     for policy in ("message", "turn", "run"):
-        result = fingerprint(subject_for("simulator", policy, name))
+        result = fingerprint(subject_for("simulator", policy, name), crashes=False)
         assert result.differences(policy) == [], f"{name} now shows: drop it from the list"
 
 
 def test_a_runtime_named_module_factory_is_fingerprinted_like_the_reference() -> None:
-    result = fingerprint(subject_for("tests.anvia_like_runtime:anvia_like_runtime", "turn"))
+    result = fingerprint(subject_for("tests.anvia_like_runtime:anvia_like_runtime", "turn"),
+                         crashes=False)
     assert (result.nearest, result.distances["turn"]) == ("turn", 0)
 
 
@@ -102,14 +122,19 @@ def test_the_matrix_covers_every_failure_point_of_document_000() -> None:
                    "tool-error hook terminates", "input guardrail blocks",
                    "output guardrail blocks", "run-end hook fails", "run-end hook cancels",
                    "cancel before model call 2", "suspended", "resumed",
-                   "first append refused", "last append refused", "record_error refused",
-                   "crash after write 1"):
+                   "first append refused", "last append refused", "record_error refused"):
         assert needed in names
     assert len(names) == len(POINTS)
+    assert [p.name for p in crash_points(2)] == ["crash after write 1", "crash after write 2"]
 
 
+@pytest.mark.slow  # real kills of child processes
 def test_a_crash_keeps_the_acknowledged_writes_and_nothing_after() -> None:
+    """One crash point per write of the run where nothing fails, each a SIGKILL
+    of the child process right after that write; the store read afterwards."""
     result = fingerprint(subject_for("simulator", "message"))
+    crashes = [p.name for p in result.points if p.crash_after is not None]
+    assert crashes == [p.name for p in crash_points(3)]
     crashed = result.observed["crash after write 2"]
     assert crashed.appends == "[user] [assistant,tool]"
     assert crashed.stored == "user,assistant,tool"
@@ -136,15 +161,16 @@ def claims_everything() -> _ClaimsEverythingStoresNothing:
 
 
 def test_what_a_runtime_says_about_itself_is_never_compared() -> None:
-    result = fingerprint(subject_for("tests.test_fingerprint:claims_everything", "message"))
+    result = fingerprint(subject_for("tests.test_fingerprint:claims_everything", "message"),
+                         crashes=False)
     none = result.observed["none"]
     assert (none.appends, none.stored, none.reply) == ("none", "none", "not stored")
     assert result.distances["message"] > 0
 
 
 def test_the_json_is_canonical_and_the_same_every_time() -> None:
-    first = render_json(fingerprint(subject_for("simulator", "run")))
-    second = render_json(fingerprint(subject_for("simulator", "run")))
+    first = render_json(fingerprint(subject_for("simulator", "run"), crashes=False))
+    second = render_json(fingerprint(subject_for("simulator", "run"), crashes=False))
     assert first == second
     data = json.loads(first)
     assert first == json.dumps(data, sort_keys=True, indent=2, ensure_ascii=True) + "\n"
@@ -156,13 +182,15 @@ def test_the_json_is_canonical_and_the_same_every_time() -> None:
 
 
 def test_the_text_lists_every_point_and_each_difference() -> None:
-    text = render_text(fingerprint(subject_for("simulator", "turn", "sp-turn-per-message")))
+    text = render_text(fingerprint(subject_for("simulator", "turn", "sp-turn-per-message"),
+                                   crashes=False))
     assert "nearest policy:" in text
     for point in POINTS:
         assert point.name in text
     assert "points differing from" in text
 
 
+@pytest.mark.slow  # the command's crash points are real kills
 def test_cli_fingerprint_writes_json_and_exits_by_the_policy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -205,7 +233,8 @@ def test_the_report_carries_the_fingerprint_and_reads_it_back(tmp_path: Path) ->
     from memconform.reports import build_results, load_results, write_reports
     from tests.reports.factory import catalogue, header, store_outcomes
 
-    data = fingerprint(subject_for("simulator", None, "sp-message-defers-input")).to_json()
+    data = fingerprint(subject_for("simulator", None, "sp-message-defers-input"),
+                       crashes=False).to_json()
     results = dataclasses.replace(
         build_results(store_outcomes(), catalogue(), header(), None), fingerprint=data
     )
@@ -277,7 +306,8 @@ def no_save_policy() -> _NoSavePolicy:
 
 
 def test_points_needing_a_hook_the_runtime_lacks_are_unsupported_not_counted() -> None:
-    result = fingerprint(subject_for("tests.test_fingerprint:without_approvals", "turn"))
+    result = fingerprint(subject_for("tests.test_fingerprint:without_approvals", "turn"),
+                         crashes=False)
     unsupported = {p.name for p in result.unsupported}
     assert unsupported == {"suspended", "resumed", "resumed, model call fails",
                            "resumed, tool-error hook terminates", "streamed"}
@@ -319,11 +349,15 @@ def writes_after_death() -> _WritesAfterDeath:
     return _WritesAfterDeath()
 
 
-def test_nothing_is_stored_after_the_simulated_crash() -> None:
-    result = fingerprint(subject_for("tests.test_fingerprint:writes_after_death", "message"))
-    crashed = result.observed["crash after write 1"]
+@pytest.mark.slow  # a real kill of a child process
+def test_nothing_is_stored_after_the_kill() -> None:
+    """The child is SIGKILLed: the runtime's ``except BaseException`` never runs."""
+    subject = subject_for("tests.test_fingerprint:writes_after_death", "message")
+    point = crash_points(1)[0]
+    crashed = _execute(subject, point, 0)[0]
     assert crashed.stored == "user"
     assert crashed.appends == "[user]"
+    assert crashed.outcome == "crashed"
 
 
 @pytest.mark.parametrize("point", POINTS, ids=[p.name for p in POINTS])
@@ -372,3 +406,25 @@ def test_outcome_events_without_run_ids_are_each_runs_in_order() -> None:
     swapped = _outcomes(answer, [told("failed", "X"), told("completed")], False, None)
     assert swapped[0] == ("completed (reported: failed: X); "
                           "failed: X (reported: completed)")
+
+
+def test_the_child_builds_the_runtime_by_the_name_the_command_was_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kill harness's child resolves ``--runtime`` as the command does: a
+    framework name of the registry, a simulator variant or ``module:factory``."""
+    from memconform.adapters import registry
+    from memconform.simulator import job_resume
+
+    monkeypatch.setitem(registry.BUILTIN_RUNTIMES, "a-framework:mode",
+                        "tests.test_fingerprint:writes_after_death")
+    assert isinstance(job_resume._runtime("a-framework:mode", None), _WritesAfterDeath)
+    variant = job_resume._runtime("anvia-main", None)
+    assert isinstance(variant, Simulator)
+    assert variant.variant == "anvia-main"
+    assert isinstance(job_resume._runtime("tests.test_fingerprint:without_approvals", None),
+                      _WithoutApprovalsOrStreaming)
+    assert subject_for("simulator", "turn", "sp-turn-per-message").child == (
+        "--mutant", "sp-turn-per-message")
+    assert subject_for("anvia-main").child == ("--runtime", "anvia-main")
+    assert subject_for("simulator").child == ()

@@ -36,10 +36,12 @@ run that ends before the kill point writes its observation as usual, with
 its (N-1)-th restart) makes the kit's id source of this process give ids of
 its own (:class:`~memconform.simulator.environment.IdSource`).
 
-``--runtime module:factory`` (or a built-in runtime's name, as ``memconform
-run --runtime`` takes it) resumes with another runtime (default: the
-simulator); ``--mutant NAME`` applies a mutant of the kit (a store mutant wraps
-the opened store, a runtime mutant replaces the runtime).
+``--runtime RUNTIME`` resumes with another runtime (default: the
+simulator): ``module:factory``, a name of
+:data:`~memconform.adapters.registry.BUILTIN_RUNTIMES` (a framework adapter)
+or a variant of the simulator (``anvia-main``); ``--mutant NAME`` applies a
+mutant of the kit (a store mutant wraps the opened store, a runtime mutant
+replaces the runtime).
 
 Exit codes: 0 done, 2 usage, 3 the store could not be opened or broke the
 contract, 4 a malformed world or script.
@@ -61,6 +63,7 @@ from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.adapters.registry import StoreURLError, open_store, resolve_runtime
 from memconform.simulator.environment import Environment, IdSource, ScriptError
 from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, Simulator, observe
+from memconform.simulator.save_policy_script import VARIANTS
 from memconform.values import JSONValue
 
 __all__ = ["WORLD_KEYS", "WRITE_METHODS", "KillPoint", "build_resume_script", "main"]
@@ -157,6 +160,8 @@ def _runtime(target: str | None, mutant_name: str | None) -> Runtime:
         if mutant.kind == "runtime":
             built: Runtime = mutant.build()  # type: ignore[assignment]
             return built
+    if target in VARIANTS:
+        return Simulator(target)
     if target:
         module_name, _, attr = resolve_runtime(target).partition(":")
         factory: Any = importlib.import_module(module_name)
@@ -207,7 +212,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--kill-before-tool", type=int, help="stop at the N-th tool call")
     parser.add_argument("--kill-before-model", type=int, help="stop at the N-th model call")
     parser.add_argument("--lifetime", type=int, default=1, help="the process's lifetime number")
-    parser.add_argument("--runtime", help="module:factory of the runtime (default: simulator)")
+    parser.add_argument(
+        "--runtime",
+        help="module:factory, a framework name or a simulator variant (default: simulator)",
+    )
     parser.add_argument("--mutant", help="a mutant of the kit to apply")
     parser.add_argument("--show-state", nargs=2, metavar=("SCOPE", "KEY"))
     parser.add_argument("--show-facts", metavar="SCOPE")
