@@ -316,7 +316,8 @@ def test_the_runtime_is_named_and_declares_what_it_translates() -> None:
 
 
 def test_the_fingerprint_is_stable_and_names_the_readmes_nearest_policy() -> None:
-    first, second = fingerprint(subject_for("google-adk")), fingerprint(subject_for("google-adk"))
+    first = fingerprint(subject_for("google-adk"), crashes=False)  # no kills: kept fast
+    second = fingerprint(subject_for("google-adk"), crashes=False)
     assert render_json(first) == render_json(second)
     assert first.nearest == "anvia-main/message"
     assert {p.name for p in first.unsupported} == {"model call 1 retried"}

@@ -20,7 +20,14 @@ from memconform.adapters.libraries.langgraph_runtime import (
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.adapters.registry import BUILTIN_RUNTIMES, resolve_runtime
-from memconform.fingerprint import declared_hooks, fingerprint, render_json, subject_for
+from memconform.fingerprint import (
+    _execute,
+    crash_points,
+    declared_hooks,
+    fingerprint,
+    render_json,
+    subject_for,
+)
 from memconform.simulator.environment import Environment
 from memconform.steps._save_policy_scripts import (
     ANSWER,
@@ -177,7 +184,8 @@ def test_the_runtimes_are_named_and_declare_what_they_translate() -> None:
 ])
 def test_the_fingerprint_is_stable_and_names_the_readmes_nearest_policy(
         name: str, nearest: str) -> None:
-    first, second = fingerprint(subject_for(name)), fingerprint(subject_for(name))
+    first = fingerprint(subject_for(name), crashes=False)  # crash points: test below
+    second = fingerprint(subject_for(name), crashes=False)
     assert render_json(first) == render_json(second)
     assert first.nearest == nearest
     assert {p.name for p in first.unsupported} == {
@@ -217,3 +225,12 @@ def test_a_checkpoint_rewriting_a_stored_message_is_reported_not_appended() -> N
     events = [e for e in timeline if e["kind"] == "event"]
     assert [(e["name"], e["index"], e["stored"]) for e in events] == [("rewrite", 0, 1)]
     assert [m.text for m in store.messages(THREAD)] == [PROMPT]
+
+
+def test_a_real_kill_stops_the_background_checkpoint_write_of_the_async_mode() -> None:
+    """Killed in a child process right after the store acknowledged write 2, the
+    async graph keeps exactly the first two checkpoints' messages: the kill stops
+    the background writer (an exception raised inside it would not)."""
+    killed = _execute(subject_for("langgraph"), crash_points(2)[1], 0)[0]
+    assert (killed.appends, killed.stored, killed.outcome) == (
+        "[user] [assistant]", "user,assistant", "crashed")

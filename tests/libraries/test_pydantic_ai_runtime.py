@@ -263,8 +263,8 @@ def test_the_runtime_is_named_and_declares_what_it_translates() -> None:
 
 
 def test_the_fingerprint_is_stable_and_names_the_readmes_nearest_policy() -> None:
-    first, second = fingerprint(subject_for("pydantic-ai")), fingerprint(
-        subject_for("pydantic-ai"))
+    first = fingerprint(subject_for("pydantic-ai"), crashes=False)  # no kills: kept fast
+    second = fingerprint(subject_for("pydantic-ai"), crashes=False)
     assert render_json(first) == render_json(second)
     assert first.nearest == "run"
     assert first.distances["run"] == 14
