@@ -11,8 +11,10 @@ import pytest
 pytest.importorskip("langgraph.prebuilt", reason="needs the langgraph extra")
 
 from memconform.adapters.libraries.langgraph_runtime import (
+    CHECKPOINT_KEY,
     MESSAGE_KEY,
     LangGraphRuntime,
+    checkpoint_scope,
     langgraph_exit_runtime,
     langgraph_runtime,
     langgraph_sync_runtime,
@@ -228,9 +230,65 @@ def test_a_checkpoint_rewriting_a_stored_message_is_reported_not_appended() -> N
 
 
 def test_a_real_kill_stops_the_background_checkpoint_write_of_the_async_mode() -> None:
-    """Killed in a child process right after the store acknowledged write 2, the
-    async graph keeps exactly the first two checkpoints' messages: the kill stops
-    the background writer (an exception raised inside it would not)."""
-    killed = _execute(subject_for("langgraph"), crash_points(2)[1], 0)[0]
+    """Killed in a child process right after the store acknowledged write 6 (the
+    second append: each checkpoint's append follows the saver's working-state
+    writes), the async graph keeps exactly the first two checkpoints' messages:
+    the kill stops the background writer (an exception raised inside it would not)."""
+    killed = _execute(subject_for("langgraph"), crash_points(6)[5], 0)[0]
     assert (killed.appends, killed.stored, killed.outcome) == (
         "[user] [assistant]", "user,assistant", "crashed")
+
+
+class _StatelessStore(MemoryStore):
+    """A store without working state: LangGraph's bookkeeping stays in one instance."""
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return super().capabilities - {"state"}
+
+
+def _resumed(script: dict[str, Any], store: MemoryStore) -> dict[str, Any]:
+    """``script`` run as the kit runs it: the resume on a fresh saver, in a second
+    ``execute`` call, given only the continuation the suspended run's caller got."""
+    from memconform.steps.save_policy_resumes import execute_with_resumes, in_process
+
+    proxy = RecordingStore(store)
+    runtime = langgraph_sync_runtime()
+    try:
+        return execute_with_resumes(runtime, script, proxy, in_process(runtime, proxy))
+    finally:
+        proxy.close()
+
+
+def test_a_fresh_instance_resumes_the_interrupted_thread_from_the_store() -> None:
+    script = _approval(base_script(THREAD, None))
+    script["runs"].append({"resume": {"approved": True}})
+    store = MemoryStore()
+    observation = _resumed(script, store)
+    assert [r["outcome"] for r in observation["runs"]] == ["suspended", "completed"]
+    assert [m.role for m in store.messages(THREAD)] == ["user", "assistant", "tool", "assistant"]
+    assert _appends(observation["timeline"]) == [["user"], ["assistant"], ["tool"], ["assistant"]]
+    assert observation["ledger"] == [{"tool": TOOL, "call_id": "call-notify", "effect": EFFECT}]
+    kept = store.read_state(checkpoint_scope(THREAD), CHECKPOINT_KEY)
+    assert kept is not None
+    assert all(b[1] != "messages" for b in kept.value["blobs"])
+
+
+def test_a_fresh_instance_denying_the_pending_call_does_not_run_it() -> None:
+    script = _approval(base_script(THREAD, None))
+    script["runs"].append({"resume": {"approved": False, "reason": "no mail today"}})
+    store = MemoryStore()
+    observation = _resumed(script, store)
+    assert [r["outcome"] for r in observation["runs"]] == ["suspended", "completed"]
+    assert store.messages(THREAD)[2].text == "ToolApprovalDenied: no mail today"
+    assert observation["ledger"] == []
+
+
+def test_without_working_state_a_fresh_instance_cannot_resume() -> None:
+    script = _approval(base_script(THREAD, None))
+    script["runs"].append({"resume": {"approved": True}})
+    store = _StatelessStore()
+    observation = _resumed(script, store)
+    assert observation["runs"][0]["outcome"] == "suspended"
+    assert observation["runs"][1]["outcome"] != "completed"
+    assert [m.role for m in store.messages(THREAD)] == ["user", "assistant"]

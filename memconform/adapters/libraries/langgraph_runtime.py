@@ -37,27 +37,42 @@ is plugged into one piece of the environment:
 - a tool call the script marks ``needs_approval`` calls LangGraph's
   ``interrupt()`` in its tool before running it: the run stops ``suspended``
   with the pending call, and a ``resume`` run sends ``Command(resume=...)``;
-  a denied call's result is the denial;
-- the checkpointer (:class:`KitSaver`, an ``InMemorySaver`` keeping
-  LangGraph's own bookkeeping) writes the ``messages`` channel to
-  ``env.store`` (the kit's recording proxy). A checkpoint holds the whole
-  message list, so each ``put`` is diffed against the thread the store
-  holds: the messages after the stored ones are appended as one batch (no
-  batch when nothing is new); a checkpoint whose list does not start with
-  the stored messages (an earlier message changed, removed or reordered) is
-  a rewrite the kit's append-only store cannot take: it is put on the
-  timeline as a ``rewrite`` event and the ``put`` raises
-  :class:`CheckpointRewriteError`, so the run shows it. Reading a checkpoint
-  back (``get_tuple``) takes its ``messages`` from the store, so the store
-  under test is the one the next run reads (a thread the saver never
-  checkpointed, written by another process, starts without a checkpoint: the
-  saver's channel versions are LangGraph's own and are not in the store).
-  Pending writes (``put_writes``:
+  a denied call's result is the denial. A resume run on a fresh instance
+  knows the waiting calls from its ``continuation`` (the kit's default: the
+  pending tool-call ids the caller was told), since the model step marking
+  them belongs to the earlier part of the script;
+- the checkpointer (:class:`KitSaver`, an ``InMemorySaver`` LangGraph works
+  on) writes the ``messages`` channel to ``env.store`` (the kit's recording
+  proxy). A checkpoint holds the whole message list, so each ``put`` is
+  diffed against the thread the store holds: the messages after the stored
+  ones are appended as one batch (no batch when nothing is new); a
+  checkpoint whose list does not start with the stored messages (an earlier
+  message changed, removed or reordered) is a rewrite the kit's append-only
+  store cannot take: it is put on the timeline as a ``rewrite`` event and the
+  ``put`` raises :class:`CheckpointRewriteError`, so the run shows it.
+  Reading a checkpoint back (``get_tuple``) takes its ``messages`` from the
+  store, so the store under test is the one the next run reads;
+- the rest of LangGraph's checkpoint (the checkpoints themselves with their
+  channel versions, the other channels' values, and the pending writes:
   a finished task's writes before its step's checkpoint, ``__error__`` and
-  ``__interrupt__`` markers) stay in the saver's memory: they are not the
-  thread's messages, and an ``__error__`` write is no ``record_error`` call
-  (an error record names a run and holds its messages; LangGraph's write
-  holds only the exception of one task);
+  ``__interrupt__`` markers) is LangGraph's bookkeeping, not the thread's
+  messages. When the store declares ``state``, the saver keeps it in the
+  store's working state, one JSON entry per thread
+  (:func:`checkpoint_scope`, key :data:`CHECKPOINT_KEY`; LangGraph's own
+  serialized bytes as base64, the ``messages`` channel left out), read once
+  per ``execute`` before LangGraph's first read and written after each
+  ``put``, ``put_writes`` and ``delete_thread`` with compare-and-set: a fresh
+  instance, in this process or another, resumes an interrupted thread as
+  LangGraph does with any durable checkpointer. The store is the only
+  durable place the environment gives, and its working state is the place
+  the contract has for a job's bookkeeping; these calls are on the timeline
+  like any other, and none is an ``append`` or a ``record_error`` (an
+  ``__error__`` write holds only one task's exception, not a run's
+  messages). On a store without ``state`` the bookkeeping lives only in the
+  saver's memory, so a resume on a fresh instance finds no checkpoint
+  (LangGraph starts the thread over, which the saver reports as a rewrite).
+  A thread the saver never checkpointed,
+  written by another writer, starts without a checkpoint;
 - a streamed run is LangGraph's ``astream`` with the ``messages`` mode: each
   piece of an answer it yields is a ``chunk`` event on the timeline.
 
@@ -76,6 +91,7 @@ or the messages the run made.
 
 from __future__ import annotations
 
+import base64
 import json
 import warnings
 from collections.abc import Mapping, Sequence
@@ -85,11 +101,13 @@ from memconform.adapters.libraries import library_versions, require, run_to_end
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
+    "CHECKPOINT_KEY",
     "DURABILITIES",
     "MESSAGE_KEY",
     "MODEL_COMPONENT",
     "CheckpointRewriteError",
     "LangGraphRuntime",
+    "checkpoint_scope",
     "kit_message",
     "langgraph_async_runtime",
     "langgraph_exit_runtime",
@@ -100,6 +118,8 @@ __all__ = [
 EXTRA = "langgraph"
 MODEL_COMPONENT = "agent"
 """The fake-model component the agent's model calls (as in the save-policy scripts)."""
+CHECKPOINT_KEY = "checkpoint"
+"""The working-state key (in :func:`checkpoint_scope`) of LangGraph's bookkeeping."""
 MESSAGE_KEY = "langgraph_message"
 """The metadata key holding the langchain-core message (``message_to_dict``) a stored
 message stands for."""
@@ -184,7 +204,20 @@ class _Run:
             str(call.get("id")) for step in _steps(script)
             for call in step.get("tool_calls") or []
             if isinstance(call, Mapping) and call.get("needs_approval")
-        }
+        } | _awaited(script)
+
+
+def _awaited(script: Mapping[str, Any]) -> set[str]:
+    """The tool-call ids a resume's continuation names: the calls its caller was
+    told are waiting for approval (the model step that marked them belongs to
+    an earlier part of the script, run by another instance)."""
+    ids: set[str] = set()
+    for spec in script.get("runs") or []:
+        resume = spec.get("resume") if isinstance(spec, Mapping) else None
+        held = resume.get("continuation") if isinstance(resume, Mapping) else None
+        calls = held.get("tool_call_ids") if isinstance(held, Mapping) else None
+        ids |= {str(c) for c in calls or () if c is not None}
+    return ids
 
 
 def _steps(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -236,6 +269,29 @@ def _build_types() -> dict[str, Any]:
         def __init__(self, run: _Run) -> None:
             super().__init__()
             self._run = run
+            self._durable = "state" in run.env.store.capabilities
+            self._loaded = False
+            self._version: int | None = None
+
+        def _load(self) -> None:
+            """Take the thread's bookkeeping from the store's working state, once."""
+            if self._loaded or not self._durable:
+                return
+            self._loaded = True
+            entry = self._run.env.store.read_state(checkpoint_scope(self._run.thread),
+                                                   CHECKPOINT_KEY)
+            if entry is not None:
+                self._version = entry.version
+                _restore(self, self._run.thread, entry.value)
+
+        def _save(self) -> None:
+            """Write the thread's bookkeeping to the store's working state."""
+            if not self._durable:
+                return
+            entry = self._run.env.store.write_state(
+                checkpoint_scope(self._run.thread), CHECKPOINT_KEY,
+                _bookkeeping(self, self._run.thread), self._version)
+            self._version = entry.version
 
         def _stored(self) -> list[Any]:
             stored = self._run.env.store.messages(self._run.thread)
@@ -249,10 +305,24 @@ def _build_types() -> dict[str, Any]:
             return found
 
         def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            self._load()
             values = checkpoint.get("channel_values") or {}
             if "messages" in values:
                 self._append_new(list(values["messages"]))
-            return super().put(config, checkpoint, metadata, new_versions)
+            saved = super().put(config, checkpoint, metadata, new_versions)
+            self._save()
+            return saved
+
+        def put_writes(self, config: Any, writes: Any, task_id: str,
+                       task_path: str = "") -> None:
+            self._load()
+            super().put_writes(config, writes, task_id, task_path)
+            self._save()
+
+        def delete_thread(self, thread_id: str) -> None:
+            self._load()
+            super().delete_thread(thread_id)
+            self._save()
 
         def _append_new(self, snapshot: list[Any]) -> None:
             env = self._run.env
@@ -272,8 +342,9 @@ def _build_types() -> dict[str, Any]:
                     kit_message(m, env.ids.next("msg"), messages_mod) for m in new])
 
         def get_tuple(self, config: Any) -> Any:
+            self._load()
             found = super().get_tuple(config)
-            if found is None or "messages" not in found.checkpoint.get("channel_values", {}):
+            if found is None or "messages" not in found.checkpoint.get("channel_versions", {}):
                 return found
             checkpoint = {**found.checkpoint, "channel_values": {
                 **found.checkpoint["channel_values"], "messages": self._stored()}}
@@ -281,6 +352,53 @@ def _build_types() -> dict[str, Any]:
                                         found.parent_config, found.pending_writes)
 
     return {"model": KitChatModel, "saver": KitSaver, "messages": messages_mod}
+
+
+def checkpoint_scope(thread: str) -> str:
+    """The working-state scope holding the LangGraph bookkeeping of ``thread``."""
+    return f"langgraph/{thread}"
+
+
+def _blob(typed: tuple[str, bytes]) -> list[JSONValue]:
+    return [typed[0], base64.b64encode(typed[1]).decode("ascii")]
+
+
+def _unblob(kept: Any) -> tuple[str, bytes]:
+    return str(kept[0]), base64.b64decode(str(kept[1]))
+
+
+def _bookkeeping(saver: Any, thread: str) -> JSONValue:
+    """What ``saver`` holds for ``thread`` but its ``messages`` channel, as JSON:
+    its checkpoints (serialized by LangGraph, kept as base64), their pending
+    writes and their channels' values by version."""
+    checkpoints = [
+        [ns, cid, _blob(checkpoint), _blob(metadata), parent]
+        for ns, by_id in saver.storage.get(thread, {}).items()
+        for cid, (checkpoint, metadata, parent) in by_id.items()
+    ]
+    writes = [
+        [ns, cid, task, idx, channel, _blob(value), path]
+        for (owner, ns, cid), by_task in saver.writes.items() if owner == thread
+        for (task, idx), (_, channel, value, path) in by_task.items()
+    ]
+    blobs = [
+        [ns, channel, version, _blob(value)]
+        for (owner, ns, channel, version), value in saver.blobs.items()
+        if owner == thread and channel != "messages"
+    ]
+    return freeze_json({"checkpoints": checkpoints, "writes": writes, "blobs": blobs})
+
+
+def _restore(saver: Any, thread: str, kept: Any) -> None:
+    """Put :func:`_bookkeeping`'s JSON back into ``saver`` (LangGraph's own layout)."""
+    if not isinstance(kept, Mapping):
+        return
+    for ns, cid, checkpoint, metadata, parent in kept.get("checkpoints") or ():
+        saver.storage[thread][ns][cid] = (_unblob(checkpoint), _unblob(metadata), parent)
+    for ns, cid, task, idx, channel, value, path in kept.get("writes") or ():
+        saver.writes[(thread, ns, cid)][(task, idx)] = (task, channel, _unblob(value), path)
+    for ns, channel, version, value in kept.get("blobs") or ():
+        saver.blobs[(thread, ns, channel, version)] = _unblob(value)
 
 
 def _foreign(message: Message, messages_mod: Any) -> Any:
