@@ -15,6 +15,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from memconform.adapters.contract import Capability
 from memconform.adapters.proxy import RecordingStore
+from memconform.fingerprint import declared_hooks
 from memconform.properties.runs import RULES, run_property
 from memconform.properties.settings import SETTINGS
 from memconform.properties.store_model import (
@@ -105,4 +106,5 @@ def test_generated_runs_persist_like_the_reference(
     note_policies(request, [p for p in SAVE_POLICIES if declared is None or p in declared])
     thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
 
-    run_property(runtime, store, SETTINGS[thoroughness], policies=declared)()
+    run_property(runtime, store, SETTINGS[thoroughness], policies=declared,
+                 hooks=declared_hooks(runtime))()

@@ -20,12 +20,13 @@ caught, not accommodated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hypothesis import strategies as st
 
+from memconform.fingerprint import hooks_needed
 from memconform.properties.strategies import message_texts
 
 __all__ = ["EXPLICIT", "GeneratedRun", "PlannedRun", "RunChoice", "build", "generated_runs",
@@ -244,12 +245,51 @@ run_choices = st.builds(
 
 @st.composite
 def generated_runs(
-    draw: st.DrawFn, policies: Sequence[str | None] = ("message", "turn", "run", None)
+    draw: st.DrawFn, policies: Sequence[str | None] = ("message", "turn", "run", None),
+    hooks: Collection[str] | None = None,
 ) -> GeneratedRun:
     """A ``save-policy`` script of 1-3 runs on one thread and the plan of each run,
-    under one of ``policies`` (``None``: no policy configured)."""
+    under one of ``policies`` (``None``: no policy configured), acting only through
+    the optional ``hooks`` a runtime declares (``None``: it declares none, so all)."""
     policy = draw(st.sampled_from(tuple(policies)))
-    return build(policy, draw(st.lists(run_choices, min_size=1, max_size=3)))
+    choices = draw(st.lists(run_choices, min_size=1, max_size=3))
+    return build(policy, [within_hooks(c, hooks) for c in choices])
+
+
+def within_hooks(choice: RunChoice, hooks: Collection[str] | None) -> RunChoice:
+    """``choice`` without what needs an optional hook not in ``hooks``: a hook the
+    runtime does not have is never scripted to act (a hook left at ``allow`` is
+    what a runtime without it does anyway), as a scenario needing one is
+    unsupported rather than emulated."""
+    if hooks is None:
+        return choice
+    changes: dict[str, Any] = {}
+    if "stream" not in hooks:
+        changes["stream"] = False
+    if "approval" not in hooks:
+        changes["approval"] = False
+    if "retry" not in hooks:
+        changes["retry"] = 0
+    if "tool_error" not in hooks:
+        changes.update(throwing=0, terminate=False)
+    if "output_guardrail" not in hooks:
+        changes["guard"] = "allow"
+    if "input_guardrail" not in hooks:
+        changes["blocked"] = False
+    if "run_end" not in hooks:
+        changes["cancel"] = False
+    return replace(choice, **changes)
+
+
+def acting_hooks(script: dict[str, Any]) -> frozenset[str]:
+    """The optional hooks ``script`` needs to act: :func:`hooks_needed` less the
+    scripted hooks whose every outcome is ``allow``."""
+    scripted = script.get("hooks") or {}
+    return frozenset(
+        name for name in hooks_needed(script)
+        if name not in scripted
+        or any(outcome.get("action") != "allow" for outcome in scripted[name])
+    )
 
 
 _ASK = RunChoice(rounds=1, approval=True, texts=("asking",))

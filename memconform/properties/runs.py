@@ -46,7 +46,13 @@ from hypothesis import example, given, settings
 from memconform.adapters.contract import Capability
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
-from memconform.properties.run_scripts import EXPLICIT, GeneratedRun, PlannedRun, generated_runs
+from memconform.properties.run_scripts import (
+    EXPLICIT,
+    GeneratedRun,
+    PlannedRun,
+    acting_hooks,
+    generated_runs,
+)
 from memconform.simulator.environment import ScriptError
 from memconform.simulator.runtime import SAVE_POLICIES, Runtime, Simulator, observe
 from memconform.values import Message, same_value
@@ -273,6 +279,7 @@ def run_property(
     runtime: Runtime, store: RecordingStore, chosen: settings,
     failed: Callable[[GeneratedRun], None] | None = None,
     policies: Collection[str] | None = None,
+    hooks: Collection[str] | None = None,
 ) -> Callable[[], None]:
     """The Hypothesis search of :func:`check_run` under ``chosen`` settings: the
     :data:`~memconform.properties.run_scripts.EXPLICIT` scripts first (already
@@ -280,12 +287,13 @@ def run_property(
     that breaks an invariant (the last one told is the shrunk counterexample).
     ``policies`` (the save policies the runtime declares; ``None``: it declares
     none, so all are run) limits the scripts to those policies and to scripts
-    configuring no policy."""
+    configuring no policy; ``hooks`` (the optional hooks it declares; ``None``:
+    all) to scripts acting through no other hook."""
     allowed: tuple[str | None, ...] = (
         *(p for p in SAVE_POLICIES if policies is None or p in policies), None)
 
     @chosen
-    @given(generated_runs(allowed))
+    @given(generated_runs(allowed, hooks))
     def each(run: GeneratedRun) -> None:
         try:
             check_run(run, runtime, store)
@@ -294,7 +302,8 @@ def run_property(
                 failed(run)
             raise
 
+    usable = None if hooks is None else frozenset(hooks)
     for script in EXPLICIT:
-        if script.policy in allowed:
+        if script.policy in allowed and (usable is None or acting_hooks(script.script) <= usable):
             each = example(script)(each)
     return each

@@ -9,12 +9,18 @@ runs the property: the explicit scripts first, then generated ones, shrunk.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
 
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.mutants import Mutant
 from memconform.mutants import save_policy as save_policy_mutants
-from memconform.properties.run_scripts import EXPLICIT, GeneratedRun, generated_runs
+from memconform.properties.run_scripts import (
+    EXPLICIT,
+    GeneratedRun,
+    acting_hooks,
+    generated_runs,
+)
 from memconform.properties.runs import RunDivergence, run_property
 from memconform.properties.settings import SETTINGS
 from memconform.simulator.runtime import Simulator
@@ -125,3 +131,20 @@ def test_the_generated_runs_catch_the_mutant(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(NOT_CAUGHT))
 def test_the_listed_gaps_are_still_gaps(name: str) -> None:
     assert _search(MUTANTS[name]) is None, f"{name} is caught now: move it to the caught list"
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(generated_runs(("message", None), frozenset({"tool_error", "approval"})))
+def test_generated_scripts_act_only_through_the_declared_hooks(run: GeneratedRun) -> None:
+    """A runtime declaring only a tool-error hook and approvals is never given a
+    script that streams, retries, blocks, replaces an answer or cancels at run
+    end: such a hook is left at allow, what a runtime without it does anyway."""
+    assert acting_hooks(run.script) <= {"tool_error", "approval"}
+
+
+def test_every_hook_is_generated_when_none_is_declared() -> None:
+    """Without a declaration (the simulator) nothing is taken away: the small
+    scripts tried first still act through every optional hook between them."""
+    acting = frozenset().union(*(acting_hooks(run.script) for run in EXPLICIT))
+    assert {"stream", "approval", "tool_error", "output_guardrail", "input_guardrail",
+            "run_end"} <= acting
