@@ -228,6 +228,10 @@ async def checks() -> list[tuple[str, bool, str]]:
                          f"{name}: a tool-error handler that raises ends the run with the "
                          f"tool's error ({outcome}), no cancellation, {shown(saver.batches)} "
                          "saved"))
+        for rule in ("SP-004", "SP-026", "SP-032"):  # the generated runs' terminating hook
+            results.append((rule, outcome == "raised ValueError",
+                            f"{name}: a run whose tool-error handler gives up ends with the "
+                            f"tool's error ({outcome}), never cancelled"))
 
         saver = RecordingSaver()
         with warnings.catch_warnings():
