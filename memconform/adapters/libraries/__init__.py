@@ -31,17 +31,21 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any, TypeVar
 
 from memconform.adapters.contract import check_limit
 from memconform.adapters.registry import StoreURLError
+from memconform.values import JSONValue
 
 T = TypeVar("T")
 
-__all__ = ["LoopThread", "file_path", "library_versions", "newest", "require", "run_to_end"]
+__all__ = [
+    "LoopThread", "file_path", "library_versions", "newest", "outcome_report", "require",
+    "run_error", "run_to_end", "tell_outcome",
+]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -151,3 +155,28 @@ def run_to_end(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
     if failed:
         raise failed[0]
     return result[0]
+
+
+def run_error(exc: BaseException) -> dict[str, JSONValue]:
+    """What the caller is told of ``exc``: a scripted failure's own type and
+    message (the kit's fake model and tools carry them), else the exception's."""
+    scripted = getattr(exc, "error", None)
+    if isinstance(scripted, Mapping):
+        return {"type": str(getattr(exc, "type_name", None) or scripted.get("type") or "Error"),
+                "message": str(scripted.get("message", ""))}
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def tell_outcome(env: Any, told: JSONValue) -> None:
+    """The caller was told a run's outcome: the ``outcome`` event on the kit's
+    timeline (what ends a run there), with its stage and error, and no run id
+    (the framework stamps none)."""
+    if isinstance(told, Mapping):
+        env.emit("outcome", outcome=told.get("outcome"), stage=told.get("stage"),
+                 error=told.get("error"))
+
+
+def outcome_report(outcome: str, stage: str | None, reply: JSONValue,
+                   error: dict[str, JSONValue] | None) -> dict[str, JSONValue]:
+    """A run as its caller saw it: outcome, stage, reply and error."""
+    return {"outcome": outcome, "stage": stage, "reply": reply, "error": error}

@@ -65,6 +65,9 @@ from typing import Any
 
 from memconform.adapters.contract import StoreError
 from memconform.adapters.libraries import library_versions, require, run_to_end
+from memconform.adapters.libraries import outcome_report as _report
+from memconform.adapters.libraries import run_error as _error_of
+from memconform.adapters.libraries import tell_outcome as _tell
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
@@ -377,28 +380,6 @@ def _input_text(value: Any) -> str:
 def _verdict_text(result: Any) -> JSONValue:
     info = getattr(getattr(result, "output", None), "output_info", None)
     return info.get("text") if isinstance(info, Mapping) else None
-
-
-def _error_of(exc: BaseException) -> dict[str, JSONValue]:
-    scripted = getattr(exc, "error", None)
-    if isinstance(scripted, Mapping):
-        return {"type": str(getattr(exc, "type_name", None) or scripted.get("type") or "Error"),
-                "message": str(scripted.get("message", ""))}
-    return {"type": type(exc).__name__, "message": str(exc)}
-
-
-def _tell(env: Any, told: JSONValue) -> None:
-    """The caller was told a run's outcome: the ``outcome`` event on the kit's
-    timeline (what ends a run there), with its stage and error, and no run id
-    (the framework stamps none)."""
-    if isinstance(told, Mapping):
-        env.emit("outcome", outcome=told.get("outcome"), stage=told.get("stage"),
-                 error=told.get("error"))
-
-
-def _report(outcome: str, stage: str | None, reply: JSONValue,
-            error: dict[str, JSONValue] | None) -> dict[str, JSONValue]:
-    return {"outcome": outcome, "stage": stage, "reply": reply, "error": error}
 
 
 def openai_agents_runtime() -> OpenAIAgentsRuntime:
