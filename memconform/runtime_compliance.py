@@ -122,9 +122,21 @@ _LANGGRAPH_LACKS = (
                      "checkpointed messages"),
     ("candidates", "the prebuilt agent extracts no memory candidates (its long-term store "
                    "is written only by code the caller adds)"),
-    ("persisted-state", "not judged yet: LangGraph's store (BaseStore) holds knowledge only "
-                        "when the caller's own nodes write it, so the prebuilt agent alone "
-                        "has no feature to judge"),
+    ("persisted-state", "the prebuilt agent keeps no job record and writes no fact. Its graph "
+                        "state is the messages and the step budget, checkpointed as its "
+                        "durability mode says; a record with steps, statuses and values "
+                        "exists only in a graph the caller builds, whose nodes decide what it "
+                        "holds (LangGraph would checkpoint it, let a person edit it with "
+                        "update_state and stop after a node with interrupt_after), so the "
+                        "record rules would judge the adapter's nodes, not LangGraph. Its "
+                        "long-term store (BaseStore) is written only by the caller's code (a "
+                        "node, or a tool given the store through InjectedStore): an item is a "
+                        "JSON value under a namespace and key, replaced by a put on that key, "
+                        "removed by delete, stamped with the store's own created_at and "
+                        "updated_at (wall clock) and, where the store supports a TTL, "
+                        "deleted once it expires; no "
+                        "provenance, recheck date, trust, origin, cap, confirmation gate or "
+                        "instruction check is LangGraph's"),
 )
 _LANGGRAPH_HOOKS = (
     "The prebuilt agent has no input or output guardrail, no run-end hook and no "
@@ -147,9 +159,30 @@ _ADK_LACKS = (
     ("turns", "a session keeps events and nothing else: no turn records, windows or digests"),
     ("strict-write", "ADK has no task writes or digests apart from the session's events"),
     ("candidates", "ADK extracts no memory candidates of its own"),
-    ("persisted-state", "not judged yet: ADK keeps session state (each event's state_delta) "
-                        "and a MemoryService for knowledge, which the adapter does not "
-                        "translate yet"),
+    ("persisted-state", "ADK keeps no job record and writes no fact of its own. Session "
+                        "state holds what application code assigns (context.state, or an "
+                        "agent's output_key text), carried as the state_delta of the event it "
+                        "came with and persisted when the session service appends that event "
+                        "(temp: keys never), so a record's shape, what a step records and "
+                        "what a failed step leaves would be the adapter's code, not ADK's (a "
+                        "tool's assignments made before it raised are kept: they travel with "
+                        "the error response its on_tool_error_callback gives). Its SQLite and "
+                        "database session services refuse an append to a session another "
+                        "writer changed since it was read (StaleSessionError) and never "
+                        "re-read. ADK does resume on its own: with ResumabilityConfig("
+                        "is_resumable=True) a SequentialAgent logs which sub-agent runs in "
+                        "the session's events, and run_async given the invocation's id "
+                        "rebuilds its progress from those events, the conversation history, "
+                        "not from a record. The resume scenarios (PS-006, PS-007, PS-009) "
+                        "could judge that, but a runtime declares this profile whole, so the "
+                        "record, hand-off, knowledge and export scenarios would run and fail "
+                        "for want of a feature instead of being n/a. The MemoryService is "
+                        "storage ADK calls only when application code does (add_memory, "
+                        "delete_memory by id) or a memory tool searches it: a MemoryEntry "
+                        "has no subject, no provenance beyond author and timestamp, no "
+                        "recheck date, trust or origin, and ADK has no cap, confirmation "
+                        "gate or instruction check, so every durable-knowledge rule would "
+                        "judge the adapter"),
 )
 
 RUNTIME_TARGETS: tuple[RuntimeTarget, ...] = (
@@ -451,7 +484,7 @@ def render_runtime_page(
         lines += _failure_lines(run, findings, (scripts or {}).get(target.name))
         if target.lacks:
             lines += ["### Other profiles", "",
-                      "Not judged: the framework has no feature for them.", ""]
+                      "Not judged, each for the reason given.", ""]
             lines += [f"- **{profile}**: {_md(why)}." for profile, why in target.lacks]
             lines.append("")
     lines += [
