@@ -139,9 +139,11 @@ records), what the caller got (outcome, reply), the tools' effects and what the
 model was shown. The distance to a policy is the number of points that differ.
 
 Exit codes: 0 fingerprint taken (and, with --policy, no point differs from it),
-1 a point differs from --policy, 3 the runtime could not be built, declares no
-save-policy profile or unknown hooks, or raised instead of answering (the
-fingerprint is still printed then), 5 usage.
+or unsupported: the runtime does not declare the save-policy profile, so nothing
+is run (as `memconform run` reports such a profile's rules); 1 a point differs
+from --policy; 3 the runtime could not be built, its profiles or hooks cannot be
+read (missing, not a set of names, or unknown names), or it raised instead of
+answering (the fingerprint is still printed then); 5 usage.
 
 A runtime may declare the optional hooks it has natively as ``hooks`` (names:
 input_guardrail, output_guardrail, tool_error, run_end, cancel, approval, stream,
@@ -401,15 +403,16 @@ def _fingerprint(args: argparse.Namespace) -> int:
         print(f"memconform: the runtime factory {args.runtime!r} raised "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_ADAPTER
-    profiles = getattr(runtime, "profiles", None)
-    if not isinstance(profiles, set | frozenset | list | tuple) or "save-policy" not in profiles:
-        print(f"memconform: the runtime {args.runtime!r} does not declare the save-policy "
-              "profile: there is nothing to fingerprint", file=sys.stderr)
-        return EXIT_ADAPTER
+    from memconform.simulator.runtime import ProfileNotDeclared, require_profile
+
     try:
+        require_profile(runtime, fingerprint.PROFILE)  # the gate of memconform run
         result = fingerprint.fingerprint(subject)
-    except fingerprint.FingerprintError as exc:
-        print(f"memconform: {exc}", file=sys.stderr)
+    except ProfileNotDeclared as exc:
+        print(f"memconform: unsupported: {exc}; nothing was run", file=sys.stderr)
+        return EXIT_OK
+    except ValueError as exc:  # FingerprintError, or a declaration the kit cannot read
+        print(f"memconform: the runtime built by {args.runtime!r}: {exc}", file=sys.stderr)
         return EXIT_ADAPTER
     text = fingerprint.render_json(result)
     if args.out:

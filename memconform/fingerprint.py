@@ -41,7 +41,7 @@ from memconform.adapters.proxy import RecordingStore
 from memconform.adapters.registry import BUILTIN_RUNTIMES, open_store
 from memconform.simulator.environment import Environment
 from memconform.simulator.job_resume import WRITE_METHODS
-from memconform.simulator.runtime import Runtime, Simulator, declared_names
+from memconform.simulator.runtime import Runtime, Simulator, declared_names, require_profile
 from memconform.simulator.save_policy_script import POLICIES, VARIANTS
 from memconform.steps._save_policy_scripts import (
     StoreRefusals,
@@ -75,6 +75,8 @@ __all__ = [
 ]
 
 FINGERPRINT_SCHEMA = "memconform.fingerprint/1"
+PROFILE = "save-policy"
+"""The profile whose scripts the matrix runs: a runtime must declare it."""
 THREAD = "fingerprint"
 COMPONENTS = ("appends", "stored", "outcome", "errors", "reply", "effects", "context")
 """What a projection holds, in the order the differences are listed."""
@@ -611,8 +613,16 @@ def fingerprint(
     the subject makes when nothing fails, each a real kill of a child process
     (the references are killed at the same writes; one that ends before the
     write is projected as it ended). The references' matrices are computed
-    once per process (they are the kit's own deterministic simulator)."""
-    hooks = declared_hooks(subject.build())
+    once per process (they are the kit's own deterministic simulator).
+
+    A runtime not declaring the ``save-policy`` profile raises
+    :class:`~memconform.simulator.runtime.ProfileNotDeclared` before anything
+    runs (it is ``unsupported``), one whose declaration cannot be read
+    :class:`ValueError`: the gate of ``memconform run``
+    (:func:`~memconform.simulator.runtime.require_profile`)."""
+    runtime = subject.build()
+    require_profile(runtime, PROFILE)
+    hooks = declared_hooks(runtime)
     last, writes = _clean_run(subject)
     crashing = crash_points(writes) if crashes else ()
     run = [p for p in points if hooks is None or set(p.needs) <= hooks] + list(crashing)

@@ -27,7 +27,7 @@ from memconform.fingerprint import (
 )
 from memconform.mutants import all_mutants
 from memconform.simulator.environment import Environment
-from memconform.simulator.runtime import Simulator
+from memconform.simulator.runtime import ProfileNotDeclared, Simulator
 from memconform.values import JSONValue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -318,11 +318,93 @@ def test_points_needing_a_hook_the_runtime_lacks_are_unsupported_not_counted() -
     assert "unsupported (the runtime has no approval): suspended" in render_text(result)
 
 
-def test_cli_fingerprint_of_a_runtime_without_the_profile_exits_3(
+class _Declares:
+    """A runtime declaring ``profiles`` as given (no attribute when ``None``) that
+    must never be run."""
+
+    def __init__(self, profiles: Any) -> None:
+        if profiles is not None:
+            self.profiles = profiles
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        raise AssertionError("never called")
+
+
+def declares_unknown_profile() -> _Declares:
+    return _Declares(["save-policy", "telepathy"])
+
+
+def declares_a_string() -> _Declares:
+    return _Declares("save-policy")
+
+
+def declares_nothing() -> _Declares:
+    return _Declares(None)
+
+
+def test_the_fingerprint_never_runs_a_runtime_not_declaring_the_profile() -> None:
+    """The gate of ``memconform run`` (require_profile): unsupported, never run."""
+    with pytest.raises(ProfileNotDeclared, match="does not declare the save-policy profile "
+                                                 r"\(its profiles: turns\)"):
+        fingerprint(subject_for("tests.test_fingerprint:no_save_policy"), crashes=False)
+
+
+@pytest.mark.parametrize("name", ["declares_unknown_profile", "declares_a_string",
+                                  "declares_nothing"])
+def test_a_profiles_declaration_the_kit_cannot_read_is_refused_before_any_run(
+    name: str,
+) -> None:
+    with pytest.raises(ValueError, match="profiles"):
+        fingerprint(subject_for(f"tests.test_fingerprint:{name}"), crashes=False)
+
+
+def test_fingerprint_and_run_share_one_profile_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``memconform fingerprint`` asks the function ``memconform run`` asks."""
+    import memconform.fingerprint as module
+    import memconform.simulator.runtime as runtimes
+
+    asked: list[str] = []
+
+    def gate(runtime: object, profile: str) -> None:
+        asked.append(profile)
+        raise ProfileNotDeclared(profile, frozenset())
+
+    monkeypatch.setattr(runtimes, "require_profile", gate)
+    monkeypatch.setattr(module, "require_profile", gate)
+    with pytest.raises(ProfileNotDeclared):
+        fingerprint(subject_for("simulator"), crashes=False)
+    with pytest.raises(ProfileNotDeclared):
+        runtimes.observe(Simulator(), POINTS[0].script(None), _recording())
+    assert asked == ["save-policy", "save-policy"]
+
+
+def _recording() -> Any:
+    from memconform.adapters.memory import MemoryStore
+    from memconform.adapters.proxy import RecordingStore
+
+    return RecordingStore(MemoryStore())
+
+
+def test_cli_fingerprint_of_a_runtime_without_the_profile_is_unsupported_and_exits_0(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["fingerprint", "--runtime", "tests.test_fingerprint:no_save_policy"]) == 3
-    assert "save-policy profile" in capsys.readouterr().err
+    assert main(["fingerprint", "--runtime", "tests.test_fingerprint:no_save_policy"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert ("unsupported: the runtime does not declare the save-policy profile "
+            "(its profiles: turns); nothing was run") in captured.err
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("declares_unknown_profile", "unknown profiles telepathy"),
+    ("declares_a_string", "profiles is str"),
+    ("declares_nothing", "declares no profiles"),
+])
+def test_cli_fingerprint_of_an_unreadable_declaration_exits_3(
+    name: str, said: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["fingerprint", "--runtime", f"tests.test_fingerprint:{name}"]) == 3
+    assert said in capsys.readouterr().err
 
 
 class _WritesAfterDeath:

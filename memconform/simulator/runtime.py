@@ -35,6 +35,8 @@ __all__ = [
     "declared_policies",
     "declared_profiles",
     "observe",
+    "profile_declared",
+    "require_profile",
 ]
 
 SCRIPT_SCHEMA = "memconform.script/1"
@@ -81,6 +83,26 @@ def declared_profiles(runtime: object) -> frozenset[str]:
         raise ValueError(f"the runtime declares no profiles: it needs a profiles attribute, "
                          f"a set of names ({', '.join(RUNTIME_PROFILES)})")
     return declared
+
+
+def profile_declared(runtime: object, profile: str) -> bool:
+    """Whether ``runtime`` declares ``profile`` (read by :func:`declared_profiles`,
+    whose :class:`ValueError` a declaration the kit cannot read raises): the one
+    gate of every command running a runtime on a profile's scripts."""
+    return profile in declared_profiles(runtime)
+
+
+def require_profile(runtime: object, profile: str) -> None:
+    """Return when ``runtime`` declares ``profile``; raise :class:`ProfileNotDeclared`
+    (the runtime is not called: ``unsupported``) when it does not, and
+    :class:`ValueError` when its declaration cannot be read (the adapter's error).
+
+    ``memconform run`` (:func:`observe`, and the plugin deselecting the
+    scenarios of undeclared profiles through :func:`profile_declared`) and
+    ``memconform fingerprint`` (:func:`memconform.fingerprint.fingerprint`) gate
+    with it."""
+    if not profile_declared(runtime, profile):
+        raise ProfileNotDeclared(profile, declared_profiles(runtime))
 
 
 def declared_policies(runtime: object) -> frozenset[str] | None:
@@ -197,9 +219,10 @@ def observe(
         raise ScriptError(f"schema: expected {SCRIPT_SCHEMA!r}, got {script.get('schema')!r}")
     profile = script.get("profile")
     if profile in PROFILE_MODULES:
-        declared = getattr(runtime, "profiles", None)
-        if isinstance(declared, set | frozenset | list | tuple) and profile not in declared:
-            raise ProfileNotDeclared(str(profile), frozenset(str(p) for p in declared))
+        try:
+            require_profile(runtime, str(profile))
+        except ValueError as exc:
+            raise AdapterContractError("profiles", str(exc)) from None
     env = Environment(script, store)
     if env_ready is not None:
         env_ready(env)

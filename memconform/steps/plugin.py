@@ -73,6 +73,7 @@ from memconform.simulator.runtime import (
     Simulator,
     declared_policies,
     declared_profiles,
+    profile_declared,
 )
 from memconform.steps.common import (
     HOW_PASSED,
@@ -290,11 +291,11 @@ def _undeclared_rules(config: pytest.Config) -> frozenset[str]:
     """The runtime rules of the profiles the runtime under test does not declare
     (none when it cannot be built or its declaration cannot be read)."""
     try:
-        declared = _runtime_under_test(config).profiles
+        runtime = _runtime_under_test(config)
     except AdapterContractError:
         return frozenset()
     return frozenset(r.id for r in load_catalogue()
-                     if r.subject == "runtime" and r.profile not in declared)
+                     if r.subject == "runtime" and not profile_declared(runtime, r.profile))
 
 
 def _build_runtime(config: pytest.Config) -> Runtime:
