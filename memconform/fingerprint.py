@@ -21,6 +21,29 @@ kit saw, never from what the runtime says about itself:
 - ``effects``: the tool effects left on the kit's ledger (document 000, §5);
 - ``context``: the roles the kit's fake model was shown at each call.
 
+Crash points are kills after each acknowledged ``append``, not after every
+acknowledged write (:func:`crash_points`). The projection holds what a kill
+leaves of the conversation (the batches, the thread, the caller's outcome,
+the effects, the model's context), and only an append changes the thread: a
+runtime's other writes (a framework's working-state bookkeeping, such as
+LangGraph's checkpoints) leave the thread as the append before them did.
+Numbered by every write, point k meant different places in different
+runtimes: the references write only appends (three or four when nothing
+fails), while LangGraph's saver writes 13 times, 4 of them appends (writes 3,
+6, 9 and 12), so its kill after write k met the reference's kill after its
+k-th append, or a reference that had completed (k > 4): all 13 of its crash
+points differed (13 of the 24 of 29 points differing from
+``anvia-main/message``), though each kill after a working-state write left the
+same batches and thread as the kill after the append before it (writes 1-2
+nothing, 4-5 as 3, 7-8 as 6, 10-11 as 9, 13 as 12). Numbered by appends,
+``crash after append k`` is the same place for every runtime, right after
+the k-th batch of the conversation reached the store, and LangGraph's four
+crash points store what ``anvia-main/message`` stores (11 of 20 points
+differ, none a crash point; the other frameworks, whose writes are all
+appends, keep their points). Kills after every write remain the save-policy
+scenarios' (``features/save-policy/kills.feature``), which judge that any
+write leaves whole batches.
+
 The distance to a reference is the number of points whose projections differ;
 the nearest reference is the one at the smallest distance (ties: the order of
 :func:`references`). Everything is deterministic: no clock, no randomness.
@@ -40,7 +63,6 @@ from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import RecordingStore
 from memconform.adapters.registry import BUILTIN_RUNTIMES, open_store
 from memconform.simulator.environment import Environment
-from memconform.simulator.job_resume import WRITE_METHODS
 from memconform.simulator.runtime import Runtime, Simulator, declared_names, require_profile
 from memconform.simulator.save_policy_script import POLICIES, VARIANTS
 from memconform.steps._save_policy_scripts import (
@@ -107,7 +129,7 @@ class Point:
     ``refuse`` names a store refusal (``first append``, ``last append`` or
     ``record_error``); ``needs`` names the optional hooks the point cannot run
     without; ``crash_after`` runs the point in a child process the kit SIGKILLs
-    right after the store acknowledged that many writes (:func:`crash_points`);
+    right after the store acknowledged that many appends (:func:`crash_points`);
     ``without_errors`` hides the store's ``errors`` capability."""
 
     name: str
@@ -217,17 +239,19 @@ POINTS: tuple[Point, ...] = (
           (_failure("later model call"),), without_errors=True),
 )
 """The save-policy failure matrix, in the order a run meets the points, without
-its crash points (:func:`crash_points`: as many as the runtime writes)."""
+its crash points (:func:`crash_points`: as many as the runtime appends)."""
 
 
-def crash_points(writes: int) -> tuple[Point, ...]:
-    """``crash after write k`` for k = 1 … ``writes``: the process running the
-    runtime is SIGKILLed right after the store acknowledged its k-th write."""
+def crash_points(appends: int) -> tuple[Point, ...]:
+    """``crash after append k`` for k = 1 … ``appends``: the process running the
+    runtime is SIGKILLed right after the store acknowledged its k-th append
+    (its other writes, working state included, are not kill points here: see
+    the module docstring)."""
     return tuple(
-        Point(f"crash after write {k}",
-              f"the process is killed right after the store acknowledged write {k}",
+        Point(f"crash after append {k}",
+              f"the process is killed right after the store acknowledged append {k}",
               crash_after=k)
-        for k in range(1, writes + 1)
+        for k in range(1, appends + 1)
     )
 
 
@@ -378,7 +402,7 @@ class Subject:
 
 def _execute(subject: Subject, point: Point, last_append: int) -> tuple[Projection, int]:
     """Run ``point`` in this process on a fresh in-memory store; the projection
-    and the number of writes the store acknowledged."""
+    and the number of appends the store acknowledged."""
     if point.crash_after is not None:
         return _execute_killed(subject, point.script(subject.policy), point.crash_after), 0
     raw = MemoryStore()
@@ -412,21 +436,21 @@ def _execute(subject: Subject, point: Point, last_append: int) -> tuple[Projecti
     finally:
         proxy.close()
     timeline = [e.to_json() for e in proxy.timeline]
-    writes = sum(1 for e in timeline if e["kind"] == "store" and e["name"] in WRITE_METHODS
-                 and "raised" not in e and "hung" not in e)
-    return project(timeline, answer, stored, list(env.ledger), raised=raised), writes
+    appends = sum(1 for e in timeline if e["kind"] == "store" and e["name"] == "append"
+                  and "raised" not in e and "hung" not in e)
+    return project(timeline, answer, stored, list(env.ledger), raised=raised), appends
 
 
 def _execute_killed(subject: Subject, script: dict[str, Any], after: int) -> Projection:
     """Run ``script`` in a child process on a SQLite store the kit creates, SIGKILL
-    it right after the store acknowledged write ``after`` (the kit's kill
+    it right after the store acknowledged append ``after`` (the kit's kill
     harness, :func:`memconform.steps.child_runs.run_killed`), then read the
     thread through a fresh connection. A run that ends before that write is
     projected as it ended."""
     with tempfile.TemporaryDirectory(prefix="memconform-fingerprint-") as folder:
         url = f"sqlite:///{Path(folder) / 'fingerprint.db'}"
         _close(open_store(url))  # the kit creates the store before the child opens it
-        out = run_killed(url, script, ["--kill-after-write", str(after)],
+        out = run_killed(url, script, ["--kill-after-append", str(after)],
                          options=subject.child,
                          what=f"the process running {subject.label} to kill it")
         raw = open_store(url)
@@ -447,9 +471,10 @@ def _close(store: object) -> None:
 
 
 def _clean_run(subject: Subject) -> tuple[int, int]:
-    """How many appends (at least 1) and writes the subject makes when nothing fails."""
-    clean, writes = _execute(subject, POINTS[0], 0)
-    return max(1, 0 if clean.appends == "none" else clean.appends.count("[")), writes
+    """The append the ``last append refused`` point refuses (the last the subject
+    makes when nothing fails, at least 1) and how many appends it makes then."""
+    _, appends = _execute(subject, POINTS[0], 0)
+    return max(1, appends), appends
 
 
 def run_matrix(subject: Subject, points: Sequence[Point] = POINTS) -> dict[str, Projection]:
@@ -609,10 +634,10 @@ def fingerprint(
     """Run the matrix on ``subject`` and on every reference and compare them.
 
     Points needing a hook the runtime does not declare are left out (listed as
-    unsupported). With ``crashes``, :func:`crash_points` follow: one per write
+    unsupported). With ``crashes``, :func:`crash_points` follow: one per append
     the subject makes when nothing fails, each a real kill of a child process
-    (the references are killed at the same writes; one that ends before the
-    write is projected as it ended). The references' matrices are computed
+    (the references are killed after the same appends; one that ends before
+    that append is projected as it ended). The references' matrices are computed
     once per process (they are the kit's own deterministic simulator).
 
     A runtime not declaring the ``save-policy`` profile raises
@@ -623,8 +648,8 @@ def fingerprint(
     runtime = subject.build()
     require_profile(runtime, PROFILE)
     hooks = declared_hooks(runtime)
-    last, writes = _clean_run(subject)
-    crashing = crash_points(writes) if crashes else ()
+    last, appends = _clean_run(subject)
+    crashing = crash_points(appends) if crashes else ()
     run = [p for p in points if hooks is None or set(p.needs) <= hooks] + list(crashing)
     observed = {point.name: _execute(subject, point, last)[0] for point in run}
     every = [*points, *crashing]

@@ -125,17 +125,17 @@ def test_the_matrix_covers_every_failure_point_of_document_000() -> None:
                    "first append refused", "last append refused", "record_error refused"):
         assert needed in names
     assert len(names) == len(POINTS)
-    assert [p.name for p in crash_points(2)] == ["crash after write 1", "crash after write 2"]
+    assert [p.name for p in crash_points(2)] == ["crash after append 1", "crash after append 2"]
 
 
 @pytest.mark.slow  # real kills of child processes
 def test_a_crash_keeps_the_acknowledged_writes_and_nothing_after() -> None:
-    """One crash point per write of the run where nothing fails, each a SIGKILL
-    of the child process right after that write; the store read afterwards."""
+    """One crash point per append of the run where nothing fails, each a SIGKILL
+    of the child process right after that append; the store read afterwards."""
     result = fingerprint(subject_for("simulator", "message"))
     crashes = [p.name for p in result.points if p.crash_after is not None]
     assert crashes == [p.name for p in crash_points(3)]
-    crashed = result.observed["crash after write 2"]
+    crashed = result.observed["crash after append 2"]
     assert crashed.appends == "[user] [assistant,tool]"
     assert crashed.stored == "user,assistant,tool"
     assert crashed.outcome == "crashed"
@@ -429,6 +429,41 @@ class _WritesAfterDeath:
 
 def writes_after_death() -> _WritesAfterDeath:
     return _WritesAfterDeath()
+
+
+class _KeepsBookkeeping:
+    """The reference under its policy, writing a working-state entry of its own
+    before it starts and after it ends when the store has working state (as a
+    framework's checkpoint bookkeeping): writes that are not appends and leave
+    the thread as it was."""
+
+    def __init__(self) -> None:
+        self._simulator = Simulator()
+        self.profiles = self._simulator.profiles
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        if "state" not in env.store.capabilities:
+            return self._simulator.execute(script, env)
+        first = env.store.write_state("bookkeeping", "run", {"at": "start"}, None)
+        answer = self._simulator.execute(script, env)
+        env.store.write_state("bookkeeping", "run", {"at": "end"}, first.version)
+        return answer
+
+
+def keeps_bookkeeping() -> _KeepsBookkeeping:
+    return _KeepsBookkeeping()
+
+
+@pytest.mark.slow  # real kills of child processes
+def test_crash_points_are_the_appends_so_bookkeeping_writes_change_nothing() -> None:
+    """Killed after each append, a runtime with writes of its own between them is
+    compared with the reference at the same places: no point differs. Killed
+    after every write, its first kill (after the bookkeeping, before any
+    append) would keep nothing where the reference's keeps the input."""
+    result = fingerprint(subject_for("tests.test_fingerprint:keeps_bookkeeping", "message"))
+    crashes = [p.name for p in result.points if p.crash_after is not None]
+    assert crashes == [p.name for p in crash_points(3)]
+    assert (result.nearest, result.distances["message"]) == ("message", 0)
 
 
 @pytest.mark.slow  # a real kill of a child process

@@ -20,16 +20,17 @@ coverage) starts measuring before the store is opened
 ``--script FILE`` runs that script (a ``persisted-state`` script, for example
 a job's first run, or the requests of a ``candidates`` script the kit answers
 in a fresh process, or the runs of a ``save-policy`` or ``turns`` script)
-instead of a resume. ``--kill-after-write K``, ``--kill-before-tool N`` and
-``--kill-before-model N`` arm the kill point: right after the store
-acknowledged the K-th write of the process (``append``, ``set_committed``,
-``record_error``, ``append_record``, ``write_state``, ``put_fact``,
-``forget``), or when the runtime asks for its N-th tool call or its N-th
-model call (before the kit's tool or fake model answers), the kit's proxy writes
-one line ``{"killed_after": K, "ledger": [...], "timeline": [...]}`` to
-standard output and blocks reading standard input; the kit then SIGKILLs
-the process. Nothing reaches the runtime: no exception, no ``finally``. A
-run that ends before the kill point writes its observation as usual, with
+instead of a resume. ``--kill-after-write K``, ``--kill-after-append K``,
+``--kill-before-tool N`` and ``--kill-before-model N`` arm the kill point:
+right after the store acknowledged the K-th write of the process (``append``,
+``set_committed``, ``record_error``, ``append_record``, ``write_state``,
+``put_fact``, ``forget``) or its K-th ``append``, or when the runtime asks
+for its N-th tool call or its N-th model call (before the kit's tool or fake
+model answers), the kit's proxy writes one line
+``{"killed_after": K, "ledger": [...], "timeline": [...]}`` to standard
+output and blocks reading standard input; the kit then SIGKILLs the process.
+Nothing reaches the runtime: no exception, no ``finally``. A run that ends
+before the kill point writes its observation as usual, with
 ``writes`` (how many writes were acknowledged).
 
 ``--lifetime N`` (N > 1: the script is the part of a ``turns`` script after
@@ -79,8 +80,9 @@ class KillPoint(RecordingStore):
     """The recording proxy of a process the kit is about to kill.
 
     After the store acknowledged the ``after``-th write (or, with
-    ``before_tool`` or ``before_model``, when the runtime asks for that tool
-    call or model call, 1-based, counted over every component), the
+    ``after_append``, its ``after_append``-th ``append``; with ``before_tool``
+    or ``before_model``, when the runtime asks for that tool call or model
+    call, 1-based, counted over every component), the
     proxy reports on standard output and blocks on standard input until the kit's
     SIGKILL arrives; if standard input closes instead, the process exits at
     once (``os._exit``: nothing of the runtime runs any more).
@@ -88,10 +90,12 @@ class KillPoint(RecordingStore):
 
     def __init__(
         self, store: object, *, after: int | None = None, before_tool: int | None = None,
-        before_model: int | None = None,
+        before_model: int | None = None, after_append: int | None = None,
     ) -> None:
         super().__init__(store)
         self.after = after
+        self.after_append = after_append
+        self.appends = 0
         self.before = {"tool": before_tool, "model": before_model}
         self.writes = 0
         self.calls = {"tool": 0, "model": 0}
@@ -117,7 +121,10 @@ class KillPoint(RecordingStore):
         value = super()._call(method, *args, **kwargs)
         if method in WRITE_METHODS:
             self.writes += 1
-            if self.writes == self.after:
+            if method == "append":
+                self.appends += 1
+            if self.writes == self.after or (
+                    method == "append" and self.appends == self.after_append):
                 self._stop()
         return value
 
@@ -209,6 +216,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--world", help="JSON file: tools, hooks, model, clock, knowledge")
     parser.add_argument("--script", help="JSON file: a script to run instead of a resume")
     parser.add_argument("--kill-after-write", type=int, help="stop after the K-th write")
+    parser.add_argument("--kill-after-append", type=int, help="stop after the K-th append")
     parser.add_argument("--kill-before-tool", type=int, help="stop at the N-th tool call")
     parser.add_argument("--kill-before-model", type=int, help="stop at the N-th model call")
     parser.add_argument("--lifetime", type=int, default=1, help="the process's lifetime number")
@@ -267,11 +275,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 4
     killing = any(
         point is not None
-        for point in (args.kill_after_write, args.kill_before_tool, args.kill_before_model)
+        for point in (args.kill_after_write, args.kill_after_append, args.kill_before_tool,
+                      args.kill_before_model)
     )
     proxy = (
         KillPoint(store, after=args.kill_after_write, before_tool=args.kill_before_tool,
-                  before_model=args.kill_before_model)
+                  before_model=args.kill_before_model, after_append=args.kill_after_append)
         if killing else RecordingStore(store)
     )
     try:

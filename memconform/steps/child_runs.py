@@ -5,10 +5,10 @@
 path passed as an argument, an environment holding only ``PATH`` and a new
 empty ``TMPDIR``, a new working directory), waits for it and returns the
 observation it printed. :func:`run_killed` starts the same entry point armed
-with a kill point (``--kill-after-write K``, ``--kill-before-tool N``,
-``--kill-before-model N``), reads its standard output until the kit's proxy
-there reports the point was reached, and SIGKILLs it: nothing reaches the
-runtime, no ``finally`` runs.
+with a kill point (``--kill-after-write K``, ``--kill-after-append K``,
+``--kill-before-tool N``, ``--kill-before-model N``), reads its standard
+output until the kit's proxy there reports the point was reached, and
+SIGKILLs it: nothing reaches the runtime, no ``finally`` runs.
 
 Both take the script (or world) as a value and write it to a file of their own
 folder; ``options`` are the runtime options (``--runtime``, ``--mutant``).

@@ -31,6 +31,7 @@ from memconform.fingerprint import (
     subject_for,
 )
 from memconform.simulator.environment import Environment
+from memconform.simulator.runtime import declared_policies
 from memconform.steps._save_policy_scripts import (
     ANSWER,
     EFFECT,
@@ -174,6 +175,9 @@ def test_the_runtimes_are_named_and_declare_what_they_translate() -> None:
     assert runtime.durability is None
     assert runtime.profiles == frozenset({"save-policy"})
     assert declared_hooks(runtime) == frozenset({"tool_error", "approval", "stream"})
+    # no save-policy setting: a durability mode is no policy a script configures
+    for build in (langgraph_runtime, langgraph_sync_runtime, langgraph_exit_runtime):
+        assert declared_policies(build()) == frozenset()
     assert not hasattr(runtime, "provides")
     with pytest.raises(ValueError, match="durability"):
         LangGraphRuntime("never")
@@ -230,11 +234,11 @@ def test_a_checkpoint_rewriting_a_stored_message_is_reported_not_appended() -> N
 
 
 def test_a_real_kill_stops_the_background_checkpoint_write_of_the_async_mode() -> None:
-    """Killed in a child process right after the store acknowledged write 6 (the
-    second append: each checkpoint's append follows the saver's working-state
+    """Killed in a child process right after the store acknowledged its second
+    append (write 6: each checkpoint's append follows the saver's working-state
     writes), the async graph keeps exactly the first two checkpoints' messages:
     the kill stops the background writer (an exception raised inside it would not)."""
-    killed = _execute(subject_for("langgraph"), crash_points(6)[5], 0)[0]
+    killed = _execute(subject_for("langgraph"), crash_points(2)[1], 0)[0]
     assert (killed.appends, killed.stored, killed.outcome) == (
         "[user] [assistant]", "user,assistant", "crashed")
 

@@ -79,7 +79,8 @@ is plugged into one piece of the environment:
 Translate, never fix
 --------------------
 LangGraph has no save-policy setting: a script's ``save_policy`` is not passed
-anywhere. The adapter declares the optional hooks it translates
+anywhere, and the adapter declares no save policies
+(:attr:`LangGraphRuntime.policies` is empty). The adapter declares the optional hooks it translates
 (:attr:`LangGraphRuntime.hooks`: tool errors, approvals, streaming); a
 failure point needing another (guardrails, a run-end hook, cancellation; the
 prebuilt agent sets no retry policy on its model node) is ``unsupported``,
@@ -423,6 +424,13 @@ class LangGraphRuntime:
 
     hooks = frozenset({"tool_error", "approval", "stream"})
     """The optional hooks LangGraph has and the adapter translates (see the module)."""
+
+    policies: frozenset[str] = frozenset()
+    """The save policies LangGraph implements: none. The prebuilt agent takes no
+    save-policy setting; a durability mode is fixed when the runtime is built and
+    says when LangGraph writes its checkpoints, never which of document 000's
+    policies a script configures, so every scenario configuring one is
+    ``unsupported`` (the fingerprint says which policy each mode comes nearest)."""
 
     def __init__(self, durability: str | None = None) -> None:
         if durability is not None and durability not in DURABILITIES:
