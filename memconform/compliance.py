@@ -55,6 +55,7 @@ from memconform.reports.exitcode import exit_code
 from memconform.reports.results import Results, RuleResult, load_results
 
 __all__ = [
+    "LEFT_OUT",
     "RUNTIME_EXTRAS",
     "SERVERS",
     "SEVERITIES",
@@ -164,9 +165,39 @@ TARGETS: tuple[Target, ...] = (
     Target("openai-agents-redis", "openai-agents",
            "openai-agents+redis://{server}?prefix=mco:{run}:",
            "OpenAI Agents SDK: RedisSession", "redis"),
+    Target("agent-framework-memory", "agent-framework", "agent-framework+memory://",
+           "Microsoft Agent Framework: InMemoryHistoryProvider"),
+    Target("agent-framework-redis", "agent-framework",
+           "agent-framework+redis://{server}?prefix=mcf-{run}",
+           "Microsoft Agent Framework: RedisHistoryProvider (agent-framework-redis)", "redis"),
 )
 """Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
 reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
+
+LEFT_OUT: tuple[tuple[str, str], ...] = (
+    ("pydantic-ai: InMemoryConversationStore",
+     "pydantic-ai-slim 2.68.0 ships one concrete ConversationStore, kept in memory and "
+     "documented as being for tests and examples; the stores people deploy are written by "
+     "the application on its five storage primitives. Its save/load logic is judged on "
+     "the runtime page, over the kit's own store."),
+    ("mem0 (mem0ai 2.2.1)",
+     "add() asks an LLM to extract facts and to decide what to add, update or delete "
+     "(infer=True, the default), and every write and search embeds text: with a fake model "
+     "and embedder the kit would judge its own fakes' decisions. With infer=False it keeps "
+     "raw texts in a vector store, with no subject a fact belongs to, so the knowledge "
+     "rules (one fact per subject, deletion by subject) would rest on what an adapter "
+     "made up."),
+    ("Microsoft Agent Framework: FileHistoryProvider",
+     "Marked experimental in agent-framework-core 1.23.0 (it warns with "
+     "ExperimentalWarning), and its own documentation says it does no cross-process "
+     "locking; not judged in this round. The in-memory provider (every local session's "
+     "default) and the Redis provider are."),
+    ("Microsoft Agent Framework: its memory and context providers",
+     "MemoryContextProvider has a model extract and consolidate topics from transcripts; "
+     "the Mem0, Azure AI Search and Cosmos DB providers search facts kept by an embedding "
+     "model or a hosted service. None keeps memory without a model or a service."),
+)
+"""Widely used agent-memory stores judged and left off the page, each with why."""
 
 RUNTIME_EXTRAS: tuple[str, ...] = ("openai-agents", "langgraph", "pydantic-ai", "google-adk")
 """Every extra holding an agent framework the kit judges as a runtime (the
@@ -625,7 +656,12 @@ def render_page(
             lines.append(f"- **{_md(decision.title)}.** {_md(decision.text)} "
                          f"(`{_md(decision.where)}`)")
         lines.append("")
+    lines += ["## Stores not on this page", "",
+              "Other agent-memory stores that were considered, and why they are not judged:",
+              ""]
+    lines += [f"- **{_md(name)}**: {_md(why)}" for name, why in LEFT_OUT]
     lines += [
+        "",
         "## Regenerate",
         "",
         "From a checkout of the kit: `memconform compliance --out docs` (every target) or",

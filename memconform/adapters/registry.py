@@ -64,6 +64,10 @@ BUILTIN_SCHEMES: dict[str, str] = {
     "langchain+file": "memconform.adapters.libraries.langchain:open_file_history",
     "langchain+postgresql": "memconform.adapters.libraries.langchain:open_postgres_history",
     "llama-index+sqlite": "memconform.adapters.libraries.llama_index:open_sqlalchemy_chat_store",
+    "agent-framework+memory": (
+        "memconform.adapters.libraries.agent_framework:open_in_memory_history"
+    ),
+    "agent-framework+redis": "memconform.adapters.libraries.agent_framework:open_redis_history",
 }
 """Scheme → ``module:callable`` taking the URL and returning a store."""
 

@@ -23,6 +23,8 @@ scheme                      extra                library and store
 ``langgraph+postgresql``    ``langgraph``        ``PostgresSaver`` + ``PostgresStore``
 ``google-adk+postgresql``   ``google-adk``       ADK ``DatabaseSessionService`` on PostgreSQL
 ``langchain+postgresql``    ``langchain``        ``langchain-postgres`` chat history
+``agent-framework+memory``  ``agent-framework``  Agent Framework ``InMemoryHistoryProvider``
+``agent-framework+redis``   ``agent-framework``  Agent Framework ``RedisHistoryProvider``
 ==========================  ===================  =========================================
 """
 
