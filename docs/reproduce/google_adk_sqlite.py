@@ -95,6 +95,13 @@ async def checks(url: str) -> list[tuple[str, bool, str]]:
                     f"a writer whose session another writer appended to meanwhile is "
                     f"refused: {refused}"))
 
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="held")
+    for name in ("h1", "h2"):  # the first two events of a four-event batch
+        await service.append_event(session, _event(name))
+    seen = await _names(other, "held")
+    results.append(("ST-036", seen == ["h1", "h2"],
+                    f"another reader, while a four-event batch is half appended, sees {seen}"))
+
     child = multiprocessing.Process(target=_killed_writer, args=(url,))
     child.start()
     child.join(300)

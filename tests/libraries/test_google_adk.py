@@ -423,3 +423,51 @@ def test_the_module_imports_without_the_library() -> None:
     )
     assert "refused:" in done.stdout
     assert "pip install 'memconform[google-adk]'" in done.stdout
+
+
+# -- PostgreSQL -----------------------------------------------------------------------
+
+
+@pytest.mark.postgresql
+def test_the_database_on_postgresql_keeps_its_tables_in_the_urls_schema() -> None:
+    import uuid
+
+    import psycopg
+
+    from memconform.adapters.libraries.google_adk import open_postgresql
+    from memconform.adapters.libraries.servers import drop
+    from tests.adapters_support import require_server
+    from tests.test_postgresql_store import DEFAULT_URL, _probe
+
+    server = require_server("PostgreSQL", "MEMCONFORM_POSTGRESQL_URL", DEFAULT_URL, _probe)
+    schema = f"mct_{uuid.uuid4().hex[:12]}"
+    url = f"google-adk+postgresql://{server.split('://', 1)[1]}?schema={schema}"
+    store = open_postgresql(url)
+    try:
+        assert store.capabilities == {Capability.DURABLE, Capability.CONCURRENT_WRITERS}
+        assert "psycopg==" in store.version
+        store.append("t", _msgs("m", 3))
+        assert _ids(store.messages("t", 2)) == ["m1", "m2"]
+        with psycopg.connect(server) as conn:
+            rows = conn.execute(
+                f'SELECT id FROM "{schema}".events ORDER BY timestamp'
+            ).fetchall()
+        assert rows == [("m0",), ("m1",), ("m2",)]
+    finally:
+        store.close()
+        drop(url)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "google-adk+postgresql://postgres@127.0.0.1:5432/test",
+        "google-adk+postgresql://postgres@127.0.0.1:5432/test?schema=Upper",
+        "google-adk+sqlite://postgres@127.0.0.1:5432/test?schema=a",
+    ],
+)
+def test_bad_postgresql_urls_are_refused(bad: str) -> None:
+    from memconform.adapters.libraries.google_adk import open_postgresql
+
+    with pytest.raises(StoreURLError):
+        open_postgresql(bad)

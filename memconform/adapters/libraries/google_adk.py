@@ -129,7 +129,11 @@ session, a fault at the row point) leaves its earlier messages stored; the
 in-memory service keeps an event whose id is already in the session (it only
 skips a re-delivery equal in every field); and both keep text that UTF-8
 cannot encode (a lone surrogate) exactly instead of refusing it (the database
-writes ``event_data`` with ``json.dumps``, which escapes it).
+writes ``event_data`` with ``json.dumps``, which escapes it). On PostgreSQL
+``event_data`` is a JSONB column (ADK's ``DynamicJSON``): PostgreSQL keeps its
+numbers as decimals (``-0.0`` reads back as ``0.0``, ``1e16`` as an integer) and
+refuses NUL and lone surrogates with the driver's ``DataError``, which passes
+through unchanged.
 """
 
 from __future__ import annotations
