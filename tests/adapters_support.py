@@ -27,6 +27,7 @@ import pytest
 from memconform.adapters.contract import (
     ConflictError,
     DuplicateIdError,
+    StoreError,
     UnsupportedValueError,
 )
 from memconform.adapters.proxy import RecordingStore
@@ -201,6 +202,25 @@ class StoreContract:
         store.append(t, [msg("m")])
         store.append(t, [msg("b"), msg("y"), msg("c")])
         assert [m.id for m in store.messages(t)] == ["z", "a", "m", "b", "y", "c"]
+
+    def test_a_damaged_message_makes_a_read_reaching_it_fail_loudly(
+        self, store: RecordingStore
+    ) -> None:
+        if not store.can_damage:
+            pytest.skip("the store has no damage hook")
+        t, other = fresh(), fresh()
+        batch = [msg(f"m{i}") for i in range(1, 6)]
+        store.append(t, batch)
+        store.append(other, [msg("o1")])
+        with pytest.raises(StoreError):
+            store.damage(fresh("empty"))
+        store.damage(t)
+        with pytest.raises(StoreError):
+            store.messages(t)
+        with pytest.raises(StoreError):
+            store.messages(t, 3)  # the middle message, m3, is in the newest three
+        assert store.messages(t, 2) == batch[3:]
+        assert store.messages(other) == [msg("o1")]
 
     def test_caller_timestamps_do_not_order_messages(self, store: RecordingStore) -> None:
         t = fresh()

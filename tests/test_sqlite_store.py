@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memconform.adapters.contract import DuplicateIdError, UnsupportedValueError
+from memconform.adapters.contract import DuplicateIdError, StoreError, UnsupportedValueError
 from memconform.adapters.contract_checks import (
     check_atomic_batch,
     check_concurrent_writers,
@@ -196,3 +196,24 @@ def test_a_store_refusing_the_writers_fails_the_check_without_an_adapter_error(
     assert not result.passed
     assert result.adapter_error is None
     assert "refused" in result.evidence
+
+
+def test_a_damaged_row_makes_a_read_reaching_it_raise_store_error(db: SQLiteStore) -> None:
+    db.append("t", _batch(5))
+    db.append("u", _batch(1, "o"))
+    with pytest.raises(StoreError):
+        db.damage("empty")
+    db.damage("t")
+    parts = [
+        row[0]
+        for row in sqlite3.connect(db.path).execute(
+            "SELECT parts FROM messages WHERE thread_id = 't' ORDER BY position"
+        )
+    ]
+    assert parts == ["[]", "[]", "[not json", "[]", "[]"]
+    with pytest.raises(StoreError, match="cannot be decoded"):
+        db.messages("t")
+    with pytest.raises(StoreError):
+        db.messages("t", 3)
+    assert [m.id for m in db.messages("t", 2)] == ["m3", "m4"]
+    assert [m.id for m in db.messages("u")] == ["o0"]

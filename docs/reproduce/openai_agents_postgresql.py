@@ -39,11 +39,24 @@ async def checks(engine: Any) -> list[tuple[str, bool, str]]:
     await twice.add_items([_item("a")])
     inner = SQLAlchemySession("i", engine=engine, create_tables=True)
     await inner.add_items([_item("b"), _item("b")])
+    damaged = SQLAlchemySession("c", engine=engine, create_tables=True)
+    await damaged.add_items([_item(f"c{i}") for i in range(1, 9)])
+    async with engine.begin() as conn:
+        await conn.execute(text(
+            "UPDATE agent_messages SET message_data = '{not json' WHERE id = (SELECT id FROM "
+            "agent_messages WHERE session_id = 'c' ORDER BY id LIMIT 1 OFFSET 3)"
+        ))
+    try:
+        read: list[str] | str = _names(await damaged.get_items())
+    except Exception as exc:
+        read = type(exc).__name__
     return [
         ("ST-010", _names(await twice.get_items()) == ["a", "a"],
          "an item whose id was stored is stored again"),
         ("ST-011", _names(await inner.get_items()) == ["b", "b"],
          "an id repeated in one add_items() call is stored twice"),
+        ("ST-037", isinstance(read, list) and len(read) == 7 and "c4" not in read,
+         f"8 items stored, one row made unreadable: get_items() returned {read}, no error"),
     ]
 
 

@@ -42,7 +42,16 @@ async def checks(client: Any, prefix: str) -> list[tuple[str, bool, str]]:
     await twice.add_items([_item("a")])
     inner = session("i")
     await inner.add_items([_item("b"), _item("b")])
+    damaged = session("c")
+    await damaged.add_items([_item(f"c{i}") for i in range(1, 9)])
+    await client.lset(f"{prefix}:c:messages", 3, "{not json")
+    try:
+        read: list[str] | str = _names(await damaged.get_items())
+    except Exception as exc:
+        read = type(exc).__name__
     return [
+        ("ST-037", isinstance(read, list) and len(read) == 7 and "c4" not in read,
+         f"8 items stored, one made unreadable: get_items() returned {read}, no error"),
         ("ST-005", negative == [],
          f"5 items stored, limit=-1 returned {negative}: no refusal, an empty window"),
         ("ST-010", _names(await twice.get_items()) == ["a", "a"],

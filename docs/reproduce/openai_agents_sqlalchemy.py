@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.extensions.memory import SQLAlchemySession
+from sqlalchemy import text
 
 
 def _item(name: str) -> Any:
@@ -42,7 +43,22 @@ async def checks(url: str) -> list[tuple[str, bool, str]]:
         ("ST-011", _names(await inner.get_items()) == ["b", "b"],
          "an id repeated in one call is stored twice"),
     ]
-    for session in (window, twice, inner):
+    damaged = SQLAlchemySession.from_url("c", url=url, create_tables=True)
+    await damaged.add_items([_item(f"c{i}") for i in range(1, 9)])
+    async with damaged.engine.begin() as conn:
+        await conn.execute(text(
+            "UPDATE agent_messages SET message_data = '{not json' WHERE id = (SELECT id FROM "
+            "agent_messages WHERE session_id = 'c' ORDER BY id LIMIT 1 OFFSET 3)"
+        ))
+    try:
+        read: list[str] | str = _names(await damaged.get_items())
+    except Exception as exc:
+        read = type(exc).__name__
+    results.append((
+        "ST-037", isinstance(read, list) and len(read) == 7 and "c4" not in read,
+        f"8 items stored, one row made unreadable: get_items() returned {read}, no error",
+    ))
+    for session in (window, twice, inner, damaged):
         await session.engine.dispose()
     return results
 

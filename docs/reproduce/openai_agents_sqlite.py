@@ -3,8 +3,8 @@ with the library alone (``pip install openai-agents``).
 
 Run ``python openai_agents_sqlite.py``: each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says. The
-last check is the evidence for a read that silently omits a stored row: one row
-made unreadable by hand, and get_items() returns the others without an error.
+ST-037 check makes one stored row unreadable by hand, as the kit's damage hook
+does, and get_items() returns the others without an error.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ async def checks(folder: str) -> list[tuple[str, bool, str]]:
     finally:
         reopened.close()
     results.append((
-        "read-omits", isinstance(read, list) and len(read) == 7,
+        "ST-037", isinstance(read, list) and len(read) == 7 and "c4" not in read,
         f"8 items stored, one row made unreadable: get_items() returned {read}, no error",
     ))
     return results

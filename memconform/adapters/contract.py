@@ -14,6 +14,11 @@ it itself, the adapter says so in an optional ``provides`` attribute, a set of
 same way. A rule whose checks rest on something the adapter provides is judged
 ``adapter-provided``, never ``pass``: the behaviour came from the adapter, not
 from the library judged.
+
+One optional hook is no capability and no promise: ``damage(thread_id)``
+(:class:`DamageHook`) lets the kit damage a stored message in the store's own
+storage, so that ST-037 can see what a read does with a row the store cannot
+decode. A store without it is ``unsupported`` for that rule and nothing else.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "Capability",
     "CommitFlagsStore",
     "ConflictError",
+    "DamageHook",
     "DuplicateIdError",
     "ErrorsStore",
     "KnowledgeStore",
@@ -39,6 +45,7 @@ __all__ = [
     "TurnRecordsStore",
     "UnsupportedValueError",
     "check_limit",
+    "damage_index",
     "provisions_of",
 ]
 
@@ -150,6 +157,16 @@ def check_limit(limit: int | None) -> None:
         raise ValueError(f"limit must be >= 0, got {limit}")
 
 
+def damage_index(count: int) -> int:
+    """The index (0-based, in append order) of the message a ``damage`` hook
+    damages in a thread of ``count`` messages: the middle one, so that it is
+    neither the first nor the last when there are three or more. Raises
+    :class:`StoreError` when ``count`` is 0."""
+    if count <= 0:
+        raise StoreError("the thread holds no message to damage")
+    return count // 2
+
+
 @runtime_checkable
 class Store(Protocol):
     """The required part of every store (class ``core``)."""
@@ -181,6 +198,26 @@ class Store(Protocol):
         capped. An unknown thread gives ``[]``. Threads never see each other's
         messages. The result is a copy: changing it changes nothing stored.
         """
+        ...
+
+
+class DamageHook(Protocol):
+    """Optional hook ``damage``: no capability, and no promise of its own.
+
+    It is how the kit makes a stored message unreadable, so that ST-037 can
+    check that a read never silently omits, alters or reorders what the store
+    acknowledged. A store without it is ``unsupported`` for ST-037.
+    """
+
+    def damage(self, thread_id: str) -> Awaitable[None] | None:
+        """Make one stored message of the thread unreadable by the store's own
+        decoder, in the store's own storage and with the store's own means (for
+        example an ``UPDATE`` that writes text that is not JSON into the row's
+        JSON column), as a damaged disk, a hand edit or a half-finished
+        migration would. Choose a message that is neither the thread's first
+        nor its last when it holds three or more. Nothing else changes; the
+        store's reads are then judged as they are, with no hint from the hook.
+        Raise ``StoreError`` when the thread holds no message."""
         ...
 
 

@@ -16,8 +16,10 @@ from memconform.adapters.contract import (
     Capability,
     ConflictError,
     DuplicateIdError,
+    StoreError,
     UnsupportedValueError,
     check_limit,
+    damage_index,
 )
 from memconform.adapters.faults import batch_row_pause
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
@@ -63,6 +65,7 @@ class MemoryStore:
         self._records: list[TurnRecord] = []
         self._state: dict[tuple[str, str], StateEntry] = {}
         self._facts: dict[tuple[str, str], Fact] = {}
+        self._damaged: dict[str, set[str]] = {}
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -103,7 +106,21 @@ class MemoryStore:
             ]
         if limit is not None:
             visible = visible[max(0, len(visible) - limit) :] if limit else []
+        damaged = [m.id for m in visible if m.id in self._damaged.get(thread_id, ())]
+        if damaged:
+            raise StoreError(
+                f"message {damaged[0]!r} of thread {thread_id!r} is damaged and cannot be read"
+            )
         return deepcopy(visible)
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the middle message of the thread is marked unreadable; a read that
+        reaches it raises ``StoreError``, as a store failing to decode a row does."""
+        with self._lock:
+            stored = self._messages.get(thread_id, [])
+            target = stored[damage_index(len(stored))].id
+            self._damaged.setdefault(thread_id, set()).add(target)
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
         """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""

@@ -56,6 +56,7 @@ from memconform.adapters.contract import (
     DuplicateIdError,
     StoreError,
     check_limit,
+    damage_index,
 )
 from memconform.adapters.exactness import Exactness, exact_json
 from memconform.adapters.faults import batch_row_pause
@@ -202,7 +203,13 @@ def _check_message(message: Message, where: str) -> None:
 
 
 def _message_row(row: tuple[Any, ...]) -> Message:
+    """The message of one row; ``parts`` that is not a JSON array or ``metadata``
+    that is not an object raises :class:`StoreError` (never skipped, never coerced)."""
     mid, role, text, parts, run_id, rnd, turn_id, committed, metadata = row
+    if not isinstance(parts, list) or not isinstance(metadata, dict):
+        raise StoreError(
+            f"stored message {mid!r} cannot be decoded: parts or metadata has the wrong type"
+        )
     return Message(
         id=mid,
         role=role,
@@ -381,6 +388,28 @@ class PostgreSQLStore:
             return [_message_row(row) for row in cur.fetchall()]
 
         return self._run("messages", work)
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the ``parts`` column of the thread's middle row becomes a JSON string
+        instead of an array (``jsonb`` holds only valid JSON)."""
+
+        def work(cur: Any) -> None:
+            cur.execute(
+                self._q("SELECT position FROM {s}.messages WHERE thread_id = %s ORDER BY position"),
+                (thread_id,),
+            )
+            rows = cur.fetchall()
+            target = rows[damage_index(len(rows))][0]
+            cur.execute(
+                self._q(
+                    "UPDATE {s}.messages SET parts = '\"damaged\"'::jsonb "
+                    "WHERE thread_id = %s AND position = %s"
+                ),
+                (thread_id, target),
+            )
+
+        self._run("damage", work)
 
     # -- commit-flags ----------------------------------------------------------------
 

@@ -385,6 +385,16 @@ class RecordingStore:
             value = self._call("messages", thread_id, limit)
         return _list_of(Message, "messages", value)
 
+    @property
+    def can_damage(self) -> bool:
+        """Whether the store has the optional ``damage`` hook (see
+        :class:`~memconform.adapters.contract.DamageHook`)."""
+        return callable(getattr(self.inner, "damage", None))
+
+    def damage(self, thread_id: str) -> None:
+        """Make one stored message of the thread unreadable (the optional hook)."""
+        self._call("damage", thread_id)
+
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
         """Set commit flags (capability ``commit-flags``)."""
         self._call("set_committed", thread_id, list(message_ids), committed)

@@ -72,6 +72,7 @@ from memconform.adapters.contract import (
     DuplicateIdError,
     StoreError,
     check_limit,
+    damage_index,
 )
 from memconform.adapters.exactness import Exactness
 from memconform.adapters.registry import StoreURLError, redact_url
@@ -222,9 +223,16 @@ def _item(message: Message) -> str:
 
 
 def _message(item: str) -> Message:
-    data = json.loads(item[1:])
-    data["committed"] = item[0] == "1"
-    return Message.from_json(data)
+    """The message of one list item; an item that does not decode raises
+    :class:`StoreError` (the read fails, never skips it)."""
+    try:
+        data = json.loads(item[1:])
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        data["committed"] = item[0] == "1"
+        return Message.from_json(data)
+    except ValueError as exc:
+        raise StoreError(f"a stored message cannot be decoded: {exc}") from None
 
 
 class RedisStore:
@@ -332,6 +340,16 @@ class RedisStore:
             keys=keys, args=[-1 if limit is None else limit, 1 if include_uncommitted else 0],
         )
         return [_message(item) for item in items]
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the thread's middle list item becomes text that is not JSON (its flag
+        character kept)."""
+        key = self._key("m", thread_id, ":list")
+        count = int(self._call("damage", self._client.llen, key))
+        index = damage_index(count)
+        item = str(self._call("damage", self._client.lindex, key, index))
+        self._call("damage", self._client.lset, key, index, item[:1] + "{not json")
 
     # -- commit-flags -----------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from memconform.adapters.contract import (
     StoreError,
     UnsupportedValueError,
     check_limit,
+    damage_index,
 )
 from memconform.adapters.faults import batch_row_pause
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
@@ -110,17 +111,28 @@ def _dumps(value: JSONValue) -> str:
 
 
 def _message(row: tuple[Any, ...]) -> Message:
-    parts, metadata = row[3], row[8]
+    """The message of one row; a row whose JSON columns do not decode to a list
+    and an object raises :class:`StoreError` (the read fails, never skips it)."""
+    raw_parts, raw_metadata = row[3], row[8]
+    try:
+        parts = [] if raw_parts == "[]" else json.loads(raw_parts)
+        metadata = {} if raw_metadata == "{}" else json.loads(raw_metadata)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"stored message {row[0]!r} cannot be decoded: {exc}") from None
+    if not isinstance(parts, list) or not isinstance(metadata, dict):
+        raise StoreError(
+            f"stored message {row[0]!r} cannot be decoded: parts or metadata has the wrong type"
+        )
     return Message(
         id=row[0],
         role=row[1],
         text=row[2],
-        parts=() if parts == "[]" else tuple(json.loads(parts)),
+        parts=tuple(parts),
         run_id=row[4],
         round=row[5],
         turn_id=row[6],
         committed=bool(row[7]),
-        metadata={} if metadata == "{}" else json.loads(metadata),
+        metadata=metadata,
     )
 
 
@@ -312,6 +324,17 @@ class SQLiteStore:
                 ).fetchall()
                 rows.reverse()
         return [_message(row) for row in rows]
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the ``parts`` column of the thread's middle row becomes text that is not JSON."""
+        with self._write() as cur:
+            rows = cur.execute(
+                "SELECT position FROM messages WHERE thread_id = ? ORDER BY position",
+                (thread_id,),
+            ).fetchall()
+            target = rows[damage_index(len(rows))][0]
+            cur.execute("UPDATE messages SET parts = '[not json' WHERE position = ?", (target,))
 
     # -- commit-flags ---------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from memconform.adapters.contract import DuplicateIdError
+from memconform.adapters.contract import DuplicateIdError, damage_index
 from memconform.mutants import Mutant
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
@@ -686,6 +686,58 @@ class PrefixMatchedNames(_Wrapper):
         return sorted(every, key=lambda f: f.subject)
 
 
+class _DamageReads(_Wrapper):
+    """Keeps its own damage hook: the message the hook damages (the thread's middle
+    one) stays stored, and each read hands it to :meth:`_mangle` instead of
+    raising as the working store would."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._damaged: dict[str, str] = {}
+
+    def damage(self, thread_id: str) -> None:
+        stored = self._messages(thread_id, None, include_uncommitted=True)
+        self._damaged[thread_id] = stored[damage_index(len(stored))].id
+
+    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
+        raise NotImplementedError
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        got = self._messages(thread_id, limit, **kw)
+        damaged = self._damaged.get(thread_id)
+        if damaged is None or damaged not in {m.id for m in got}:
+            return got
+        return self._mangle(got, damaged)
+
+
+class DamagedSkipped(_DamageReads):
+    """A read silently skips a stored message it cannot decode (the others come back)."""
+
+    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
+        return [m for m in messages if m.id != damaged]
+
+
+class DamagedDefaulted(_DamageReads):
+    """A read returns a stored message it cannot decode with empty text, parts and
+    metadata in place of what was stored."""
+
+    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
+        return [
+            replace(m, text="", parts=(), metadata={}) if m.id == damaged else m
+            for m in messages
+        ]
+
+
+class DamagedLast(_DamageReads):
+    """A read returns a stored message it had to decode a second way after all the
+    others, at the end of the thread."""
+
+    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
+        return [m for m in messages if m.id != damaged] + [
+            m for m in messages if m.id == damaged
+        ]
+
+
 def _mutant(name: str, cls: Callable[[Any], object], kills: str) -> Mutant:
     doc = (cls.__doc__ or "").strip().splitlines()[0]
     return Mutant(
@@ -734,6 +786,9 @@ MUTANTS: list[Mutant] = [
     _mutant("store-prefix-matched-names", PrefixMatchedNames, "ST-035"),
     _mutant("store-case-folded-names", CaseFoldedNames, "ST-035"),
     _mutant("store-normalised-names", NormalisedNames, "ST-035"),
+    _mutant("store-damaged-skipped", DamagedSkipped, "ST-037"),
+    _mutant("store-damaged-defaulted", DamagedDefaulted, "ST-037"),
+    _mutant("store-damaged-last", DamagedLast, "ST-037"),
 ]
 """Every store mutant; ``kills`` lists the rules whose scenarios reject it."""
 

@@ -471,3 +471,29 @@ def test_bad_postgresql_urls_are_refused(bad: str) -> None:
 
     with pytest.raises(StoreURLError):
         open_postgresql(bad)
+
+
+def test_damage_makes_the_middle_event_unreadable_and_the_read_fails(db_url: str) -> None:
+    """The hook of ST-037 writes text that is not JSON into the middle event's
+    ``event_data``; ``get_session`` then raises, which the read passes on as
+    ``StoreError``. The in-memory service has no storage to damage."""
+    store = open_database(db_url)
+    try:
+        store.append("t", _msgs("m", 5))
+        store.append("u", _msgs("o", 1))
+        store.damage("t")
+        path = db_url.split(":///", 1)[1]
+        with sqlite3.connect(path) as conn:
+            damaged = conn.execute(
+                "SELECT id FROM events WHERE session_id = 't' AND event_data = '{not json'"
+            ).fetchall()
+        conn.close()
+        assert damaged == [("m2",)]
+        with pytest.raises(StoreError, match="get_session could not read"):
+            store.messages("t")
+        assert _ids(store.messages("u")) == ["o0"]
+    finally:
+        store.close()
+    memory = open_in_memory("google-adk+memory://")
+    assert not hasattr(memory, "damage")
+    memory.close()

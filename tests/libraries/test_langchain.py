@@ -26,6 +26,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from memconform.adapters.contract import StoreError
 from memconform.adapters.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.adapters.libraries.langchain import (
     LangChainFileStore,
@@ -262,3 +263,32 @@ def test_a_fault_inside_the_file_batch_keeps_the_rows_before_it(tmp_path: Path) 
     finally:
         assert disarm_row_fault()
     assert [m.id for m in store.messages("t")] == ["m1", "m2"]
+
+
+def test_damage_makes_the_middle_message_unreadable_and_the_read_fails(
+    store: Any, url: str
+) -> None:
+    """The hook of ST-037 corrupts the middle message where the library keeps it
+    (its table's row, the file's entry); the library's read then raises, passed
+    on as ``StoreError``."""
+    store.append("t", _plain(5))
+    store.append("u", _plain(1, "o"))
+    store.damage("t")
+    if url.startswith("langchain+sql"):
+        with sqlite3.connect(url.split(":///", 1)[1]) as conn:
+            stored = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT message FROM message_store WHERE session_id = 't' ORDER BY id"
+                )
+            ]
+        conn.close()
+    else:
+        path = Path(url.split(":///", 1)[1]) / thread_file_name("t")
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    assert [entry == "{not json" for entry in stored] == [False, False, True, False, False]
+    with pytest.raises(StoreError, match="could not read its messages"):
+        store.messages("t")
+    with pytest.raises(StoreError):
+        store.messages("t", 1)  # the window is a slice of the full read
+    assert [m.id for m in store.messages("u")] == ["o1"]

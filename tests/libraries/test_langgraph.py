@@ -18,7 +18,10 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.sqlite", reason="needs the langgraph extra")
 
+from memconform.adapters.contract import StoreError
 from memconform.adapters.libraries.langgraph import (
+    MESSAGE_MODULE,
+    UNDECODED,
     LangGraphSQLiteStore,
     langgraph_path,
     open_langgraph_sqlite,
@@ -262,3 +265,32 @@ def test_listing_keeps_the_search_order_newest_update_first(
     time.sleep(1.1)  # SqliteStore stamps updated_at with whole seconds
     store.put_fact("U", _fact("timezone"))
     assert [f.subject for f in store.facts("U")] == ["timezone", "editor"]
+
+
+def test_damage_makes_the_middle_message_of_the_latest_checkpoint_unreadable(
+    store: LangGraphSQLiteStore, db: Path
+) -> None:
+    """The hook of ST-037 edits the latest checkpoint row of the thread; LangGraph
+    then reads ``None`` in place of the damaged message, without an error."""
+    for b in range(3):
+        store.append("t", [_user(f"m{b}{i}", f"text {b}{i}") for i in range(3)])
+    store.append("u", [_user("o", "other")])
+    with sqlite3.connect(db) as conn:
+        before = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 't'").fetchone()
+    conn.close()
+    store.damage("t")
+    with sqlite3.connect(db) as conn:
+        after = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 't'").fetchone()
+        latest = conn.execute(
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = 't'"
+            " ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()[0]
+    conn.close()
+    assert before == after
+    assert bytes(latest).count(MESSAGE_MODULE) == 8  # one of nine no longer names its class
+    read = store.messages("t")
+    assert [m.id for m in read] == ["m00", "m01", "m02", "m10", "", "m12", "m20", "m21", "m22"]
+    assert read[4] == UNDECODED
+    assert [m.id for m in store.messages("u")] == ["o"]
+    with pytest.raises(StoreError):
+        store.damage("never-written")

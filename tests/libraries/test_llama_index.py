@@ -5,6 +5,7 @@ library behaviours the report lists (pinned here so a new version shows up)."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -171,3 +172,22 @@ def test_missing_library_names_the_extra(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(StoreURLError, match=r"memconform\[llama-index\]"):
         open_sqlalchemy_chat_store(f"llama-index+sqlite:///{tmp_path}/sub/chat.db")
     assert not (tmp_path / "sub").exists()
+
+
+def test_damage_writes_text_that_is_not_json_and_the_read_fails(
+    store: LlamaIndexChatStore, tmp_path: Path
+) -> None:
+    """The hook of ST-037 reaches the library's own table; ``get_messages`` then
+    raises the decoding error, passed on as ``StoreError``."""
+    _run(store.append("t", _batch("m", 5)))
+    _run(store.append("u", _batch("o", 1)))
+    _run(store.damage("t"))
+    with sqlite3.connect(tmp_path / "chat.db") as conn:
+        rows = conn.execute(
+            "SELECT data FROM llama_index_memory WHERE key = 't' ORDER BY timestamp, id"
+        ).fetchall()
+    conn.close()
+    assert [r[0] == "{not json" for r in rows] == [False, False, True, False, False]
+    with pytest.raises(StoreError, match="JSONDecodeError"):
+        _run(store.messages("t"))
+    assert _ids(_run(store.messages("u"))) == ["o1"]

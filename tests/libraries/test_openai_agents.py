@@ -174,6 +174,10 @@ class _LimitRefused(Exception):
         self.orig = type("DriverError", (Exception,), {"sqlstate": sqlstate})()
 
 
+async def _no_damage(session: Any) -> None:
+    raise AssertionError("not called")
+
+
 class _RefusingSession:
     def __init__(self, sqlstate: str) -> None:
         self.sqlstate = sqlstate
@@ -183,14 +187,14 @@ class _RefusingSession:
 
 
 def test_the_databases_refusal_of_a_negative_limit_is_the_contracts_value_error() -> None:
-    store = AgentsSessionStore(lambda thread_id: _RefusingSession("2201W"))
+    store = AgentsSessionStore(lambda thread_id: _RefusingSession("2201W"), damage=_no_damage)
     with pytest.raises(ValueError, match="refused limit -1") as caught:
         _read(store, "t", -1)
     assert isinstance(caught.value.__cause__, _LimitRefused)
     # only that refusal, only for a negative limit: anything else passes as raised
     with pytest.raises(_LimitRefused):
         _read(store, "t", 3)
-    other = AgentsSessionStore(lambda thread_id: _RefusingSession("42P01"))
+    other = AgentsSessionStore(lambda thread_id: _RefusingSession("42P01"), damage=_no_damage)
     with pytest.raises(_LimitRefused):
         _read(other, "t", -1)
 
@@ -264,3 +268,26 @@ def test_the_module_imports_without_the_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "openai-agents+sqlite"
+
+
+def test_damage_writes_text_that_is_not_json_into_the_middle_row(
+    store: AgentsSessionStore, url: str
+) -> None:
+    """The hook of ST-037 reaches the library's own table; the session then skips
+    the row without an error (the finding of the compliance page)."""
+    _append(store, "t", _msgs("m", 5))
+    _append(store, "u", _msgs("o", 2))
+    asyncio.run(store.damage("t"))
+    path = url.split(":///", 1)[1]
+    with sqlite3.connect(path) as conn:
+        rows = [
+            row[0]
+            for row in conn.execute(
+                "SELECT message_data FROM agent_messages WHERE session_id = 't' ORDER BY id"
+            )
+        ]
+    conn.close()
+    assert rows[2] == "{not json"
+    assert [json.loads(r)["id"] for i, r in enumerate(rows) if i != 2] == ["m0", "m1", "m3", "m4"]
+    assert _ids(_read(store, "t")) == ["m0", "m1", "m3", "m4"]  # silently one short
+    assert _ids(_read(store, "u")) == ["o0", "o1"]

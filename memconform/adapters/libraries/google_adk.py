@@ -142,7 +142,13 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memconform.adapters.contract import Capability, DuplicateIdError, Provision, StoreError
+from memconform.adapters.contract import (
+    Capability,
+    DuplicateIdError,
+    Provision,
+    StoreError,
+    damage_index,
+)
 from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import LoopThread, file_path, library_versions, require
 from memconform.adapters.libraries.servers import (
@@ -159,6 +165,7 @@ __all__ = [
     "POSTGRESQL_SCHEME",
     "SQLITE_SCHEME",
     "USER_ID",
+    "GoogleADKDatabaseStore",
     "GoogleADKStore",
     "content_role",
     "database_path",
@@ -339,9 +346,17 @@ class GoogleADKStore:
         self._run(self._append(thread_id, list(batch)))
 
     async def _read(self, thread_id: str, config: Any) -> list[Message]:
-        session = await self.service.get_session(
-            app_name=APP_NAME, user_id=USER_ID, session_id=thread_id, config=config
-        )
+        try:
+            session = await self.service.get_session(
+                app_name=APP_NAME, user_id=USER_ID, session_id=thread_id, config=config
+            )
+        except (ValueError, TypeError) as exc:
+            # a stored event the service cannot decode (its JSON, or the Event
+            # model refusing it): the service's own loud failure, in the
+            # contract's words
+            raise StoreError(
+                f"get_session could not read the session: {type(exc).__name__}: {exc}"
+            ) from exc
         if session is None:
             return []
         return [message_from_event(event) for event in session.events]
@@ -368,6 +383,45 @@ class GoogleADKStore:
                 self._loop.run(close())
         finally:
             self._loop.stop()
+
+
+class GoogleADKDatabaseStore(GoogleADKStore):
+    """A :class:`GoogleADKStore` on ``DatabaseSessionService``, with the damage hook."""
+
+    async def _damage(self, thread_id: str) -> None:
+        sql = require("sqlalchemy", EXTRA)
+        engine: Any = self.service.db_engine
+        # SQLite keeps event_data as JSON text: text that is not JSON. jsonb
+        # holds only valid JSON: an event whose content is a string, which the
+        # Event model cannot read.
+        unreadable = (
+            "{not json" if engine.dialect.name == "sqlite" else '{"content": "damaged"}'
+        )
+        key = {"app": APP_NAME, "user": USER_ID, "session": thread_id}
+        async with engine.begin() as conn:
+            found = await conn.execute(
+                sql.text(
+                    "SELECT id FROM events WHERE app_name = :app AND user_id = :user"
+                    " AND session_id = :session ORDER BY timestamp, id"
+                ),
+                key,
+            )
+            ids = [row[0] for row in found]
+            target = ids[damage_index(len(ids))]
+            await conn.execute(
+                sql.text(
+                    "UPDATE events SET event_data = :bad WHERE app_name = :app"
+                    " AND user_id = :user AND session_id = :session AND id = :id"
+                ),
+                {**key, "id": target, "bad": unreadable},
+            )
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the ``event_data`` of the thread's middle event becomes something the
+        service cannot decode, written with an ``UPDATE`` on the service's own
+        engine and table. ``DatabaseSessionService.get_session`` then raises."""
+        self._run(self._damage(thread_id))
 
 
 # -- factories --------------------------------------------------------------------------
@@ -398,7 +452,7 @@ def open_in_memory(url: str) -> GoogleADKStore:
     )
 
 
-def open_database(url: str) -> GoogleADKStore:
+def open_database(url: str) -> GoogleADKDatabaseStore:
     """``google-adk+sqlite:///path.db``: ``DatabaseSessionService`` on
     ``sqlite+aiosqlite:///path.db``."""
     path = database_path(url)
@@ -409,7 +463,7 @@ def open_database(url: str) -> GoogleADKStore:
     integrity_error: type[BaseException] = require("sqlalchemy.exc", EXTRA).IntegrityError
     database_url = require("sqlalchemy.engine", EXTRA).URL.create("sqlite+aiosqlite", database=path)
     service_class: Any = sessions.DatabaseSessionService
-    return GoogleADKStore(
+    return GoogleADKDatabaseStore(
         lambda: service_class(db_url=database_url.render_as_string()),
         capabilities=frozenset({Capability.DURABLE, Capability.CONCURRENT_WRITERS}),
         version=library_versions("google-adk", "google-genai", "sqlalchemy", "aiosqlite"),
@@ -417,7 +471,7 @@ def open_database(url: str) -> GoogleADKStore:
     )
 
 
-def open_postgresql(url: str) -> GoogleADKStore:
+def open_postgresql(url: str) -> GoogleADKDatabaseStore:
     """``google-adk+postgresql://user@host:port/db?schema=NAME``:
     ``DatabaseSessionService`` on ``postgresql+psycopg``, tables in ``NAME``."""
     conninfo, schema = postgresql_target(url, POSTGRESQL_SCHEME)
@@ -430,7 +484,7 @@ def open_postgresql(url: str) -> GoogleADKStore:
         drivername="postgresql+psycopg"
     )
     service_class: Any = sessions.DatabaseSessionService
-    return GoogleADKStore(
+    return GoogleADKDatabaseStore(
         lambda: service_class(
             db_url=database_url.render_as_string(hide_password=False),
             connect_args={"options": search_path_option(schema)},

@@ -89,6 +89,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -96,7 +97,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Provision
+from memconform.adapters.contract import Provision, StoreError, damage_index
 from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.adapters.libraries.servers import (
@@ -132,6 +133,27 @@ _CLASS_OF_ROLE = {
     "tool": "ToolMessage",
 }
 _ROLE_OF_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+UNREADABLE = "{not json"
+"""What the damage hook stores in place of a message: as the row's text where the
+column is text (SQLite), as a JSON string where it must be JSON (a ``jsonb``
+column, an entry of the file's list)."""
+
+_READ_FAILURES = (ValueError, TypeError, KeyError)
+"""What the histories raise when a stored message does not decode (``json``,
+``messages_from_dict``); a read raises them as :class:`StoreError`."""
+
+
+@contextmanager
+def _read_failure() -> Iterator[None]:
+    """A history's loud failure to decode what it stored, in the contract's words."""
+    try:
+        yield
+    except _READ_FAILURES as exc:
+        raise StoreError(
+            f"the history could not read its messages: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 # -- URLs ------------------------------------------------------------------------------
@@ -228,8 +250,29 @@ class LangChainSQLStore:
         self._history(thread_id).add_messages(natives)
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
-        """The ``messages`` property, converted, newest ``limit`` by slicing."""
-        return newest([from_langchain(m) for m in self._history(thread_id).messages], limit)
+        """The ``messages`` property, converted, newest ``limit`` by slicing; a
+        stored message the library cannot decode fails the read (``StoreError``)."""
+        with _read_failure():
+            stored = self._history(thread_id).messages
+        return newest([from_langchain(m) for m in stored], limit)
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the ``message`` of the thread's middle row in the library's table becomes
+        text that is not JSON."""
+        text = self._sqlalchemy.text
+        with self._engine.begin() as conn:
+            ids = [
+                row[0]
+                for row in conn.execute(
+                    text(f"SELECT id FROM {_TABLE} WHERE session_id = :s ORDER BY id"),
+                    {"s": thread_id},
+                )
+            ]
+            conn.execute(
+                text(f"UPDATE {_TABLE} SET message = :bad WHERE id = :id"),
+                {"bad": UNREADABLE, "id": ids[damage_index(len(ids))]},
+            )
 
     def close(self) -> None:
         """Release the engine's connections; the file keeps what was committed."""
@@ -294,8 +337,22 @@ class LangChainFileStore:
         self._history(thread_id).add_messages(natives)
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
-        """The ``messages`` property, converted, newest ``limit`` by slicing."""
-        return newest([from_langchain(m) for m in self._history(thread_id).messages], limit)
+        """The ``messages`` property, converted, newest ``limit`` by slicing; a
+        stored message the library cannot decode fails the read (``StoreError``)."""
+        with _read_failure():
+            stored = self._history(thread_id).messages
+        return newest([from_langchain(m) for m in stored], limit)
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the thread file's middle entry becomes the JSON string ``"{not json"``,
+        the rest of the file as it was."""
+        path = self.directory / thread_file_name(thread_id)
+        if not path.is_file():
+            raise StoreError(f"thread {thread_id!r} has no file")
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        entries[damage_index(len(entries))] = UNREADABLE
+        path.write_text(json.dumps(entries), encoding="utf-8")
 
     def close(self) -> None:
         """Nothing to release: every call opens and closes the thread's file."""
@@ -389,12 +446,28 @@ class LangChainPostgresStore:
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """``get_messages()``, converted, newest ``limit`` by slicing."""
-        with self._call():
+        with self._call(), _read_failure():
             stored = self._history(thread_id).get_messages()
             # get_messages() leaves its read's transaction open; end it, as the
             # owner of the connection does.
             self._connection.commit()
         return newest([from_langchain(m) for m in stored], limit)
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the ``message`` (``jsonb``) of the thread's middle row in the library's
+        table becomes the JSON string ``"{not json"``."""
+        with self._call():
+            rows = self._connection.execute(
+                f"SELECT id FROM {_TABLE} WHERE session_id = %s ORDER BY id",
+                (session_uuid(thread_id),),
+            ).fetchall()
+            target = rows[damage_index(len(rows))][0]
+            self._connection.execute(
+                f"UPDATE {_TABLE} SET message = %s::jsonb WHERE id = %s",
+                (json.dumps(UNREADABLE), target),
+            )
+            self._connection.commit()
 
     def close(self) -> None:
         """Close the connection; the server keeps what was committed."""

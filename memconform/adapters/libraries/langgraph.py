@@ -82,6 +82,14 @@ still the latest, so concurrent appends to one thread fork the checkpoint
 chain and the fork that loses drops its batch; ``SqliteStore.search`` orders
 by ``updated_at`` (whole seconds, newest first, ties in insertion order), not
 by key, so the order of ``facts()`` depends on the clock.
+
+The damage hook (ST-037) edits, with a statement of the kit's own, the row in
+which LangGraph keeps the thread's latest messages (the latest checkpoint on
+SQLite, the ``messages`` channel blob on PostgreSQL): the serialized class name
+of the middle message becomes bytes that are not UTF-8. LangGraph's serializer
+then logs a warning and hands back ``None`` in place of that message, without
+an error; the adapter passes it on as :data:`UNDECODED`, an empty message
+without an id, so the kit sees what a LangGraph caller gets.
 """
 
 from __future__ import annotations
@@ -92,7 +100,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability, Provision, UnsupportedValueError
+from memconform.adapters.contract import (
+    Capability,
+    Provision,
+    StoreError,
+    UnsupportedValueError,
+    damage_index,
+)
 from memconform.adapters.libraries import file_path, library_versions, newest, require
 from memconform.adapters.libraries.servers import (
     ensure_schema,
@@ -160,7 +174,15 @@ def _to_langchain(messages_module: Any, message: Message) -> Any:
     return messages_module.ToolMessage(tool_call_id="", **fields)
 
 
+UNDECODED = Message(id="", role="user", text="", metadata={"langgraph": None})
+"""What a ``None`` in the thread's list becomes: LangGraph's serializer puts
+``None`` in place of a message it cannot decode (it logs a warning), so the
+kit sees an empty message without an id where the stored one was."""
+
+
 def _from_langchain(item: Any) -> Message:
+    if item is None:
+        return UNDECODED
     kind = getattr(item, "type", None)
     if kind not in _KINDS:
         raise ValueError(f"the thread holds a {kind!r} message, which has no Message role")
@@ -182,12 +204,36 @@ def _from_langchain(item: Any) -> Message:
     )
 
 
+MESSAGE_MODULE = b"langchain_core.messages."
+"""How the serialized form of every langchain-core message names its class's module."""
+
+
+def damaged_blob(blob: bytes) -> bytes:
+    """``blob`` (a msgpack checkpoint or channel value holding the thread's
+    messages) with the module name of its middle message made bytes that are
+    not UTF-8, the same length, so the rest still decodes."""
+    starts = []
+    at = blob.find(MESSAGE_MODULE)
+    while at >= 0:
+        starts.append(at)
+        at = blob.find(MESSAGE_MODULE, at + 1)
+    at = starts[damage_index(len(starts))]
+    return blob[:at] + b"\xc1" * len(MESSAGE_MODULE) + blob[at + len(MESSAGE_MODULE) :]
+
+
 class LangGraphStore:
     """A messages graph checkpointed by ``saver`` and the ``BaseStore`` ``kb``;
-    see the module docstring for the mapping. ``on_close`` releases what both use."""
+    see the module docstring for the mapping. ``on_close`` releases what both use;
+    ``damage(thread_id)`` damages the thread's latest stored messages (ST-037)."""
 
     def __init__(
-        self, saver: Any, kb: Any, *, version: str, on_close: Callable[[], None]
+        self,
+        saver: Any,
+        kb: Any,
+        *,
+        version: str,
+        on_close: Callable[[], None],
+        damage: Callable[[str], None],
     ) -> None:
         graph_module = require("langgraph.graph", EXTRA)
         self._lc: Any = require("langchain_core.messages", EXTRA)
@@ -195,6 +241,7 @@ class LangGraphStore:
         self._saver: Any = saver
         self._kb: Any = kb
         self._on_close = on_close
+        self._damage = damage
         builder: Any = graph_module.StateGraph(graph_module.MessagesState)
         builder.add_node("pass_through", _pass_through)
         builder.add_edge(graph_module.START, "pass_through")
@@ -238,6 +285,13 @@ class LangGraphStore:
         snapshot = self._graph.get_state(self._config(thread_id))
         stored: list[Any] = list(snapshot.values.get("messages", []))
         return [_from_langchain(item) for item in newest(stored, limit)]
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        in the library's own row that holds the thread's latest messages, the
+        serialized class name of the middle message becomes bytes that are not
+        UTF-8 (:func:`damaged_blob`)."""
+        self._damage(thread_id)
 
     # -- knowledge ----------------------------------------------------------------------
 
@@ -299,11 +353,31 @@ class LangGraphSQLiteStore(LangGraphStore):
             saver_conn.close()
             store_conn.close()
 
+        def damage(thread_id: str) -> None:
+            conn = sqlite3.connect(path, timeout=30)
+            try:
+                with conn:
+                    row = conn.execute(
+                        "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = ?"
+                        " AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+                        (thread_id,),
+                    ).fetchone()
+                    if row is None:
+                        raise StoreError(f"thread {thread_id!r} has no checkpoint")
+                    conn.execute(
+                        "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ?"
+                        " AND checkpoint_ns = '' AND checkpoint_id = ?",
+                        (damaged_blob(bytes(row[1])), thread_id, row[0]),
+                    )
+            finally:
+                conn.close()
+
         super().__init__(
             saver_module.SqliteSaver(saver_conn),
             store_module.SqliteStore(store_conn),
             version=library_versions(*DISTRIBUTIONS),
             on_close=close,
+            damage=damage,
         )
 
 
@@ -365,8 +439,28 @@ def open_langgraph_postgresql(url: str) -> LangGraphStore:
     except BaseException:
         close()
         raise
+    def damage(thread_id: str) -> None:
+        with connect() as conn:
+            row = conn.execute(
+                "SELECT version, blob FROM checkpoint_blobs WHERE thread_id = %s"
+                " AND checkpoint_ns = '' AND channel = 'messages'"
+                " ORDER BY version DESC LIMIT 1",
+                (thread_id,),
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"thread {thread_id!r} has no stored messages")
+            conn.execute(
+                "UPDATE checkpoint_blobs SET blob = %s WHERE thread_id = %s"
+                " AND checkpoint_ns = '' AND channel = 'messages' AND version = %s",
+                (damaged_blob(bytes(row["blob"])), thread_id, row["version"]),
+            )
+
     return LangGraphStore(
-        saver, kb, version=library_versions(*POSTGRES_DISTRIBUTIONS), on_close=close
+        saver,
+        kb,
+        version=library_versions(*POSTGRES_DISTRIBUTIONS),
+        on_close=close,
+        damage=damage,
     )
 
 

@@ -67,6 +67,12 @@ Library behaviours the kit reports (left as they are)
     itself, is stored in full. An empty batch raises: ``add_messages([])`` builds
     an ``INSERT`` of no rows that SQLite rejects (``key`` is NOT NULL). A lone
     surrogate is kept (the JSON column escapes it) instead of refused.
+
+Damage hook (ST-037)
+    ``damage(thread_id)`` writes text that is not JSON into the ``data`` column
+    of the thread's middle row, with an ``UPDATE`` of the kit's own on the
+    store's engine. ``get_messages`` then raises the decoding error, which the
+    read passes on as :class:`StoreError`.
 """
 
 from __future__ import annotations
@@ -75,7 +81,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability, StoreError
+from memconform.adapters.contract import Capability, StoreError, damage_index
 from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import file_path, library_versions, require
 from memconform.values import Message
@@ -170,8 +176,32 @@ class LlamaIndexChatStore:
 
     async def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """``get_messages(thread_id, limit=limit)``: the library's own window, as it is."""
-        chats = await self.chat_store.get_messages(thread_id, limit=limit)
+        try:
+            chats = await self.chat_store.get_messages(thread_id, limit=limit)
+        except (ValueError, TypeError) as exc:
+            # a stored row the library cannot decode (the JSON column, or the
+            # ChatMessage model refusing it): its own loud failure, in the
+            # contract's words
+            raise StoreError(
+                f"get_messages could not read {thread_id!r}: {type(exc).__name__}: {exc}"
+            ) from exc
         return [message_from_chat(chat) for chat in chats]
+
+    async def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the ``data`` of the thread's middle row becomes text that is not JSON."""
+        sql = require("sqlalchemy", _EXTRA)
+        await self.chat_store.get_messages(thread_id, limit=0)  # the table exists
+        async with self._engine.begin() as conn:
+            found = await conn.execute(
+                sql.text(f"SELECT id FROM {TABLE} WHERE key = :key ORDER BY timestamp, id"),
+                {"key": thread_id},
+            )
+            ids = [row[0] for row in found]
+            await conn.execute(
+                sql.text(f"UPDATE {TABLE} SET data = '{{not json' WHERE id = :id"),
+                {"id": ids[damage_index(len(ids))]},
+            )
 
 
 def open_sqlalchemy_chat_store(url: str) -> LlamaIndexChatStore:

@@ -71,16 +71,24 @@ and text that UTF-8 cannot encode (a lone surrogate)
 is stored escaped inside the JSON and read back exactly, not refused. The
 adapter offers the kit no row point (:func:`memconform.adapters.faults.
 batch_row_pause`): the rows are written inside the library's own call.
+
+The damage hook (ST-037) writes text that is not JSON into the
+``message_data`` of the thread's middle item, in the library's own table
+(SQLite and SQLAlchemy) or list (Redis), with a statement of the kit's own
+beside the session: the session has no operation that writes a raw row. Every
+session class then skips that row when it reads, without an error.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability, StoreError
+from memconform.adapters.contract import Capability, StoreError, damage_index
 from memconform.adapters.libraries import LoopThread, file_path, library_versions, require
 from memconform.adapters.libraries.servers import (
     ensure_schema,
@@ -171,6 +179,63 @@ def message_from_item(item: Any) -> Message:
         raise StoreError(f"session item {item.get('id')!r} is not a kit message: {exc}") from None
 
 
+# -- damage ------------------------------------------------------------------------------
+
+UNREADABLE = "{not json"
+"""What the damage hook writes in place of an item's JSON."""
+
+Damage = Callable[[Any], Awaitable[None]]
+"""Makes one stored item of a session unreadable (the session object is given)."""
+
+
+async def damage_sqlite_row(session: Any) -> None:
+    """The middle item of a ``SQLiteSession`` gets ``message_data`` that is not JSON,
+    written through a connection of the kit's own to the session's file."""
+    table = session.messages_table
+
+    def work() -> None:
+        with sqlite3.connect(str(session.db_path), timeout=30) as conn:
+            ids = [
+                row[0]
+                for row in conn.execute(
+                    f"SELECT id FROM {table} WHERE session_id = ? ORDER BY id",
+                    (session.session_id,),
+                )
+            ]
+            target = ids[damage_index(len(ids))]
+            conn.execute(
+                f"UPDATE {table} SET message_data = ? WHERE id = ?", (UNREADABLE, target)
+            )
+        conn.close()
+
+    await asyncio.to_thread(work)
+
+
+async def damage_sqlalchemy_row(session: Any) -> None:
+    """The middle item of a ``SQLAlchemySession`` gets ``message_data`` that is not
+    JSON, written with an ``UPDATE`` on the session's own engine and table."""
+    sql = require("sqlalchemy", EXTRA)
+    table = session._messages
+    async with session._engine.begin() as conn:
+        found = await conn.execute(
+            sql.select(table.c.id)
+            .where(table.c.session_id == session.session_id)
+            .order_by(table.c.created_at.asc(), table.c.id.asc())
+        )
+        ids = [row[0] for row in found]
+        target = ids[damage_index(len(ids))]
+        await conn.execute(
+            sql.update(table).where(table.c.id == target).values(message_data=UNREADABLE)
+        )
+
+
+async def damage_redis_item(session: Any) -> None:
+    """The middle item of a ``RedisSession``'s list becomes text that is not JSON."""
+    client, key = session._redis, session._messages_key
+    index = damage_index(int(await client.llen(key)))
+    await client.lset(key, index, UNREADABLE)
+
+
 # -- the store --------------------------------------------------------------------------
 
 
@@ -179,18 +244,21 @@ class AgentsSessionStore:
 
     ``open_session(thread_id)`` makes the session object of a thread; it is
     called once per thread id and the object is kept. ``on_close`` runs after
-    every session is closed (to release what the sessions share).
+    every session is closed (to release what the sessions share). ``damage``
+    makes one stored item of a session unreadable (the hook of ST-037).
     """
 
     def __init__(
         self,
         open_session: Callable[[str], Any],
         *,
+        damage: Damage,
         version: str = "",
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self.version = version
         self._open_session = open_session
+        self._damage = damage
         self._on_close = on_close
         self._sessions: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -231,6 +299,11 @@ class AgentsSessionStore:
                 raise ValueError(f"the session refused limit {limit}: {exc}") from exc
             raise
         return [message_from_item(item) for item in items]
+
+    async def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the thread's middle item gets ``message_data`` that is not JSON."""
+        await self._damage(self.session(thread_id))
 
     def close(self) -> None:
         """Close every session (where the class has ``close``), then what they share."""
@@ -277,6 +350,7 @@ def open_sqlite_session(url: str) -> AgentsSessionStore:
     session_class: Any = agents.SQLiteSession
     return AgentsSessionStore(
         lambda thread_id: session_class(thread_id, path),
+        damage=damage_sqlite_row,
         version=library_versions("openai-agents"),
     )
 
@@ -301,6 +375,7 @@ def open_sqlalchemy_session(url: str) -> AgentsSessionStore:
 
     return AgentsSessionStore(
         lambda thread_id: session_class(thread_id, engine=engine, create_tables=True),
+        damage=damage_sqlalchemy_row,
         version=library_versions("openai-agents", "sqlalchemy", "aiosqlite"),
         on_close=dispose,
     )
@@ -330,6 +405,7 @@ def open_postgresql_session(url: str) -> AgentsSessionStore:
 
     return AgentsSessionStore(
         lambda thread_id: session_class(thread_id, engine=engine, create_tables=True),
+        damage=damage_sqlalchemy_row,
         version=library_versions("openai-agents", "sqlalchemy", "psycopg"),
         on_close=dispose,
     )
@@ -368,6 +444,10 @@ class LoopedSessionStore:
         """:meth:`AgentsSessionStore.messages`, on the store's loop."""
         return self._loop.run(self._inner.messages(thread_id, limit))
 
+    def damage(self, thread_id: str) -> None:
+        """:meth:`AgentsSessionStore.damage`, on the store's loop."""
+        self._loop.run(self._inner.damage(thread_id))
+
     def close(self) -> None:
         """Release the client on the loop (the sessions do not own it, so their
         own ``close`` does nothing), then stop the loop."""
@@ -396,6 +476,7 @@ def open_redis_session(url: str) -> LoopedSessionStore:
         client: Any = client_module.Redis.from_url(server)
         store = AgentsSessionStore(
             lambda thread_id: session_class(thread_id, redis_client=client, key_prefix=prefix),
+            damage=damage_redis_item,
             version=library_versions("openai-agents", "redis"),
         )
         return store, client.aclose
