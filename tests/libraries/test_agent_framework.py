@@ -339,3 +339,34 @@ def test_the_module_imports_without_the_library() -> None:
     )
     assert "refused:" in done.stdout
     assert "pip install 'memconform[agent-framework]'" in done.stdout
+
+
+# -- damage (ST-037) --------------------------------------------------------------------
+
+
+@pytest.mark.redis
+def test_the_damage_hook_makes_the_middle_item_unreadable_and_reads_say_so() -> None:
+    from memconform.adapters.contract import StoreError
+
+    made = _redis_url()
+    store = open_redis_history(made)
+    try:
+        store.append("t", _msgs("m", 3))
+        store.damage("t")
+        with pytest.raises(StoreError, match="JSONDecodeError"):
+            store.messages("t")
+        with pytest.raises(StoreError):
+            store.messages("t", 1)
+        with pytest.raises(StoreError, match="no message"):
+            store.damage("empty")
+    finally:
+        store.close()
+        drop(made)
+
+
+def test_the_in_memory_store_has_no_damage_hook() -> None:
+    store = open_in_memory_history("agent-framework+memory://")
+    try:
+        assert not hasattr(store, "damage")
+    finally:
+        store.close()

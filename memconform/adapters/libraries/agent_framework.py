@@ -79,6 +79,14 @@ Capabilities
   (a history provider keeps messages only; Agent Framework's memory
   providers that extract facts need a model).
 
+Damage (ST-037): the Redis store has the optional ``damage`` hook; it writes
+text that is not JSON over the middle item of the session's list (``LSET``
+through the provider's own client and key), and ``get_messages`` then raises
+``JSONDecodeError``, passed on as :class:`~memconform.adapters.contract.
+StoreError` (so is any ``ValueError`` or ``TypeError`` of a read). The
+in-memory provider keeps ``Message`` objects and decodes nothing, so it has
+no hook and ST-037 is ``unsupported`` there.
+
 The adapter offers the kit no row point (:func:`memconform.adapters.faults.
 batch_row_pause`): a batch is written inside the library's own call.
 """
@@ -90,7 +98,13 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from memconform.adapters.contract import Capability, Provision, check_limit
+from memconform.adapters.contract import (
+    Capability,
+    Provision,
+    StoreError,
+    check_limit,
+    damage_index,
+)
 from memconform.adapters.libraries import LoopThread, library_versions, newest, require
 from memconform.adapters.libraries.servers import redis_target
 from memconform.adapters.registry import StoreURLError, redact_url
@@ -101,6 +115,8 @@ __all__ = [
     "EXTRA_KEY",
     "MEMORY_SCHEME",
     "REDIS_SCHEME",
+    "UNREADABLE",
+    "AgentFrameworkRedisStore",
     "AgentFrameworkStore",
     "message_fields",
     "message_from_framework",
@@ -119,6 +135,9 @@ APPLICATION_ID = "memconform"
 EXTRA_KEY = "memconform"
 """The ``additional_properties`` key holding the message fields a framework
 message has no place for."""
+
+UNREADABLE = "{not json"
+"""What the damage hook writes in place of a stored message's JSON."""
 
 _PLAIN_PREFIX = re.compile(r"[a-z0-9_-][a-z0-9._-]*")
 """A key prefix the Redis provider writes as it is (see the module)."""
@@ -239,7 +258,15 @@ class AgentFrameworkStore:
         self._run(self._append(thread_id, list(batch)))
 
     async def _read(self, thread_id: str) -> list[Message]:
-        stored = await self.provider.get_messages(thread_id, state=self._state(thread_id))
+        try:
+            stored = await self.provider.get_messages(thread_id, state=self._state(thread_id))
+        except (ValueError, TypeError) as exc:
+            # a stored message the provider cannot decode (its JSON, or
+            # Message.from_dict refusing it): the provider's own loud failure, in
+            # the contract's words
+            raise StoreError(
+                f"get_messages could not read the history: {type(exc).__name__}: {exc}"
+            ) from exc
         return [message_from_framework(m) for m in stored]
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
@@ -257,6 +284,23 @@ class AgentFrameworkStore:
                 self._loop.run(self._release(self.provider))
         finally:
             self._loop.stop()
+
+
+class AgentFrameworkRedisStore(AgentFrameworkStore):
+    """An :class:`AgentFrameworkStore` on ``RedisHistoryProvider``, with the damage hook."""
+
+    async def _damage(self, thread_id: str) -> None:
+        client: Any = self.provider._redis_client
+        key = self.provider._redis_key(thread_id)
+        index = damage_index(int(await client.llen(key)))
+        await client.lset(key, index, UNREADABLE)
+
+    def damage(self, thread_id: str) -> None:
+        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        the middle item of the session's Redis list becomes text that is not JSON,
+        written with ``LSET`` through the provider's own client and key.
+        ``get_messages`` then raises."""
+        self._run(self._damage(thread_id))
 
 
 # -- factories --------------------------------------------------------------------------
@@ -278,7 +322,7 @@ def open_in_memory_history(url: str) -> AgentFrameworkStore:
     )
 
 
-def open_redis_history(url: str) -> AgentFrameworkStore:
+def open_redis_history(url: str) -> AgentFrameworkRedisStore:
     """``agent-framework+redis://host:port/db?prefix=PREFIX``: a
     ``RedisHistoryProvider`` with ``key_prefix=PREFIX`` on that server."""
     server, prefix = redis_target(url, REDIS_SCHEME)
@@ -294,7 +338,7 @@ def open_redis_history(url: str) -> AgentFrameworkStore:
     async def release(provider: Any) -> None:
         await provider.aclose()
 
-    return AgentFrameworkStore(
+    return AgentFrameworkRedisStore(
         lambda: provider_class(
             redis_url=server, key_prefix=prefix, application_id=APPLICATION_ID
         ),
