@@ -15,7 +15,8 @@ target in :data:`TARGETS`:
 
 then writes ``<out>/compliance.md`` (the matrix, and one line per failure: the
 finding and the command that reproduces it) and ``<out>/compliance.html`` (the
-comparison report). ``--from-results`` rewrites both from the kept results
+comparison report: stores by name, store rules only with their text, and every
+failure's finding and severity). ``--from-results`` rewrites both from the kept results
 without running anything.
 
 Findings are one-line explanations of a failure, kept in ``<out>/findings.toml``
@@ -50,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memconform.adapters.proxy import TIMED_OUT
-from memconform.reports.compare import render_comparison
+from memconform.reports.compare import Note, render_comparison
 from memconform.reports.exitcode import exit_code
 from memconform.reports.results import Results, RuleResult, load_results
 
@@ -65,6 +66,7 @@ __all__ = [
     "Finding",
     "Target",
     "TargetRun",
+    "failure_notes",
     "freeze",
     "freeze_file",
     "kept_runs",
@@ -72,6 +74,7 @@ __all__ = [
     "load_findings",
     "prepare_venv",
     "render_page",
+    "render_store_comparison",
     "reproduction_scripts",
     "run_target",
     "server_url",
@@ -688,12 +691,45 @@ def write_page(
         render_page(runs, findings, decisions, reproduction_scripts(out)), encoding="utf-8"
     )
     written = [page]
-    judged = [r.results for r in runs if r.results is not None]
-    if judged:
+    if any(r.results is not None for r in runs):
         html = out / "compliance.html"
-        html.write_bytes(render_comparison(judged))
+        html.write_bytes(render_store_comparison(runs, findings))
         written.append(html)
     return written
+
+
+def failure_notes(
+    results: Results, target: Target, findings: Mapping[tuple[str, str], Finding]
+) -> dict[str, Note]:
+    """Every failure of ``results`` (as listed on the page) as a comparison
+    note: its finding and severity, or the kit's reason marked not yet judged."""
+    notes = {}
+    for rule in _failures(results):
+        finding = findings.get((target.name, rule.id))
+        if finding is None:
+            notes[rule.id] = Note("not yet judged", len(SEVERITIES),
+                                  f"not yet explained; the kit says: {_first_line(rule.reason)}")
+        else:
+            notes[rule.id] = Note(SEVERITIES[finding.severity], finding.rank, finding.text,
+                                  finding.where)
+    return notes
+
+
+def render_store_comparison(
+    runs: Sequence[TargetRun], findings: Mapping[tuple[str, str], Finding]
+) -> bytes:
+    """``compliance.html``: the runs with results side by side, each column
+    named by its store (never by the temporary path it ran in), the store rules
+    only, each failure with its finding and severity, and the one-line verdict
+    per store."""
+    judged = [(r.target, r.results) for r in runs if r.results is not None]
+    return render_comparison(
+        [results for _, results in judged],
+        labels=[f"{target.label} ({target.name})" for target, _ in judged],
+        subject="store",
+        notes=[failure_notes(results, target, findings) for target, results in judged],
+        summaries=[verdict_line(results, target, findings) for target, results in judged],
+    )
 
 
 def kept_runs(out: Path, targets: Sequence[Target]) -> list[TargetRun]:

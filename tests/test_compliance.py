@@ -94,6 +94,54 @@ def test_the_page_and_the_comparison_are_written(tmp_path: Path) -> None:
     assert "<html" in (tmp_path / "compliance.html").read_text(encoding="utf-8")
 
 
+def test_the_comparison_names_stores_and_shows_store_rules_with_findings(
+    tmp_path: Path,
+) -> None:
+    second = TARGETS[1]
+    finding = Finding(second.name, "ST-001", "the batch is <written> row by row",
+                      "lib/store.py: add", "partial-write")
+    write_page(_runs(), {(second.name, "ST-001"): finding}, tmp_path)
+    page = (tmp_path / "compliance.html").read_text(encoding="utf-8")
+    columns = page[page.index("<table id=\"compare-table\">"):]
+    columns = columns[: columns.index("</thead>")]
+    for target in TARGETS[:2]:  # by name, never by the path the run had
+        assert f"{target.label} ({target.name})</th>" in columns
+    assert "/tmp/x/store.db" not in page
+    assert 'data-verdicts="not-scored' not in page  # the runtime rules stay out
+    for rule_id in ("SP-001", "SP-002", "SP-003", "SW-001"):
+        assert f"<td>{rule_id}</td>" not in page
+    assert page.count('<tr class="rule"') == len(RULES)
+    assert "<td>Rule ST-002 holds.</td>" in page  # the rule's text
+    table = page[page.index('<section id="findings">'):page.index('<section id="matrix">')]
+    assert "partial write" in table
+    assert "the batch is &lt;written&gt; row by row" in table
+    assert "<code>lib/store.py: add</code>" in table
+    assert "Finding (partial write): the batch is &lt;written&gt; row by row" in page
+    assert f"{second.label} ({second.name})</strong>: several writer processes not " \
+        "measured; partial write: ST-001." in page
+
+
+def test_the_comparison_sorts_findings_by_severity_and_marks_the_unjudged() -> None:
+    from memconform.compliance import render_store_comparison
+
+    target = TARGETS[0]
+    records = store_outcomes()
+    records += [outcome([rule], "failed", name=f"broken {rule}") for rule in ("ST-001", "ST-003")]
+    records.append(outcome(["ST-002"], "failed", name="broken ST-002"))
+    run = TargetRun(target, build_results(records, catalogue(), header()))
+    findings = {
+        (target.name, "ST-001"): Finding(target.name, "ST-001", "kit", "a.py", "kit-decision"),
+        (target.name, "ST-003"): Finding(target.name, "ST-003", "lost", "b.py", "silent-loss"),
+    }
+    page = render_store_comparison([run], findings).decode()
+    table = page[page.index('<section id="findings">'):page.index('<section id="matrix">')]
+    worst, kit, unjudged = (table.index(f"<td>{r}</td>") for r in ("ST-003", "ST-001", "ST-002"))
+    assert worst < kit < unjudged
+    assert "silent loss or alteration" in table
+    assert "not yet judged" in table
+    assert "not yet explained; the kit says:" in table
+
+
 def test_the_page_is_rewritten_from_kept_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -212,8 +260,12 @@ def test_the_freeze_of_an_environment_names_every_distribution() -> None:
 
 def test_the_kept_results_regenerate_the_page_without_a_difference() -> None:
     from memconform.catalogue import load_catalogue
-    from memconform.compliance import kept_runs, load_decisions, reproduction_scripts
-    from memconform.reports.compare import render_comparison
+    from memconform.compliance import (
+        kept_runs,
+        load_decisions,
+        render_store_comparison,
+        reproduction_scripts,
+    )
 
     docs = Path(__file__).resolve().parent.parent / "docs"
     from memconform.runtime_compliance import RUNTIME_TARGETS
@@ -226,5 +278,7 @@ def test_the_kept_results_regenerate_the_page_without_a_difference() -> None:
     assert page == (docs / "compliance.md").read_text(encoding="utf-8"), (
         "docs/compliance.md is stale: run 'memconform compliance --from-results --out docs'"
     )
-    html = render_comparison([r.results for r in runs if r.results is not None])
-    assert html == (docs / "compliance.html").read_bytes()
+    html = render_store_comparison(runs, findings)
+    assert html == (docs / "compliance.html").read_bytes(), (
+        "docs/compliance.html is stale: run 'memconform compliance --from-results --out docs'"
+    )

@@ -17,8 +17,10 @@ mean the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from markupsafe import Markup
 
@@ -28,26 +30,72 @@ from memconform.reports.exitcode import exit_code
 from memconform.reports.html import environment, inline_asset, one_line, render_html
 from memconform.reports.results import VERDICTS, Results
 
-__all__ = ["render_comparison", "write_comparison"]
+__all__ = ["Note", "render_comparison", "write_comparison"]
+
+
+NOTE_LOOKS = ("error", "fail", "warn", "informational", "unsupported", "not-run")
+"""The verdict colours a note's severity borrows, worst first (by ``Note.rank``)."""
+
+
+@dataclass(frozen=True)
+class Note:
+    """What a page knows about one column's verdict on one rule beyond the run:
+    a finding, with its ``severity`` (as shown), ``rank`` (0 for the worst; the
+    findings table sorts by it), ``text`` and ``where`` (the library code)."""
+
+    severity: str
+    rank: int
+    text: str
+    where: str = ""
+
+    @property
+    def look(self) -> str:
+        """The verdict class whose colour the severity is shown in."""
+        return NOTE_LOOKS[min(self.rank, len(NOTE_LOOKS) - 1)]
+
+
+def _per_column(values: Sequence[Any] | None, n: int, what: str) -> list[Any]:
+    if values is None:
+        return [None] * n
+    if len(values) != n:
+        raise ValueError(f"give one {what} per results file")
+    return list(values)
 
 
 def render_comparison(
-    results: Sequence[Results], reports: Sequence[str | None] | None = None
+    results: Sequence[Results],
+    reports: Sequence[str | None] | None = None,
+    *,
+    labels: Sequence[str] | None = None,
+    subject: str | None = None,
+    notes: Sequence[Mapping[str, Note]] | None = None,
+    summaries: Sequence[str] | None = None,
 ) -> bytes:
     """The bytes of ``compare.html`` for ``results`` (in the order given).
 
     ``reports`` holds, per column, the address of that column's ``report.html``
     relative to the page (``None``: no link); a cell links to ``#rule-<id>``
-    in it."""
+    in it. The rest serve a page about named subjects (the compliance page):
+    ``labels`` name the columns instead of their store URL or runtime identity
+    (a URL may be a temporary path of the run); ``subject`` keeps only the
+    rules of that subject (``"store"``), so the rules no column could score
+    stay out; ``notes`` holds, per column, a :class:`Note` by rule id, shown in
+    that cell and in a findings table sorted by severity; ``summaries`` holds
+    one line per column, shown with what was judged."""
     if not results:
         raise ValueError("nothing to compare: give at least one results file")
-    links = list(reports) if reports is not None else [None] * len(results)
-    if len(links) != len(results):
-        raise ValueError("give one report address (or None) per results file")
+    links = _per_column(reports, len(results), "report address (or None)")
+    names = _per_column(labels, len(results), "label")
+    column_notes: list[Mapping[str, Note]] = [
+        n or {} for n in _per_column(notes, len(results), "set of notes")
+    ]
+    lines = _per_column(summaries, len(results), "summary")
     order: dict[str, int] = {}
     texts: dict[str, tuple[str, str, str]] = {}
     for res in results:
         for rule in res.rules:
+            if subject is not None and rule.subject != subject:
+                continue
             if rule.id not in order:
                 order[rule.id] = len(order)
                 texts[rule.id] = (rule.level, rule.profile, rule.text)
@@ -68,20 +116,34 @@ def render_comparison(
                         "verdict": c[rule_id].verdict,
                         "reason": one_line(c[rule_id].reason),
                         "href": None if link is None else f"{link}#rule-{rule_id}",
+                        "note": noted.get(rule_id),
                     }
-                    for c, link in zip(cells, links, strict=True)
+                    for c, link, noted in zip(cells, links, column_notes, strict=True)
                 ],
                 "differs": len(set(verdicts)) > 1,
             }
         )
+    keyed = [
+        ((note.rank, n, order[rule_id]), {
+            "n": n + 1, "rule": rule_id, "note": note, "text": texts[rule_id][2],
+            "verdict": cells[n][rule_id].verdict if rule_id in cells[n] else "—",
+            "name": names[n] or results[n].identity(),
+        })
+        for n, noted in enumerate(column_notes)
+        for rule_id, note in noted.items()
+        if rule_id in order
+    ]
+    findings = [entry for _, entry in sorted(keyed, key=lambda k: k[0])]
     versions = sorted({str(r.header.get("catalogue", {}).get("version")) for r in results})
     script, script_src = inline_asset("compare.js")
     style, style_src = inline_asset("report.css")
     page = environment().get_template("compare.html.j2").render(
         columns=[
-            {"r": res, "code": exit_code(res), "n": n + 1} for n, res in enumerate(results)
+            {"r": res, "code": exit_code(res), "n": n + 1, "label": name, "summary": line}
+            for n, (res, name, line) in enumerate(zip(results, names, lines, strict=True))
         ],
         rows=rows,
+        findings=findings,
         verdicts=VERDICTS,
         versions=versions,
         kit_version=__version__,
