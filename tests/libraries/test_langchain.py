@@ -292,3 +292,24 @@ def test_damage_makes_the_middle_message_unreadable_and_the_read_fails(
     with pytest.raises(StoreError):
         store.messages("t", 1)  # the window is a slice of the full read
     assert [m.id for m in store.messages("u")] == ["o1"]
+
+
+@pytest.mark.parametrize("content", ["", '[{"type": "human", "data": {"content": "hal', "[][]"])
+def test_a_file_the_library_cannot_parse_is_its_refusal(tmp_path: Path, content: str) -> None:
+    # What another process sees while FileChatMessageHistory rewrites the file
+    # (write_text empties it first) or after two rewrites crossed: the library's
+    # JSONDecodeError is raised as StoreError with it as the cause, and the
+    # adapter leaves the file as the library left it.
+    store = open_file_history(_url("file", tmp_path))
+    store.append("t", _plain(1))
+    path = tmp_path / "lc" / "threads" / thread_file_name("t")
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(StoreError, match="JSONDecodeError") as read:
+        store.messages("t")
+    assert isinstance(read.value.__cause__, json.JSONDecodeError)
+    with pytest.raises(StoreError, match="add_messages on thread 't'") as write:
+        store.append("t", _plain(1))
+    assert isinstance(write.value.__cause__, json.JSONDecodeError)
+    assert path.read_text(encoding="utf-8") == content
+    with pytest.raises(json.JSONDecodeError):  # the library alone raises the same
+        FileChatMessageHistory(str(path)).messages  # noqa: B018

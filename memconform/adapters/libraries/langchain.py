@@ -55,6 +55,11 @@ How each Store method maps onto the library:
   LangChain. Reading an
   unknown thread of the file store creates its empty file (the library's
   constructor does that).
+- The file store raises :class:`~memconform.adapters.contract.StoreError`
+  (the library's error as its cause) when the library cannot parse the
+  thread's JSON file (``json.JSONDecodeError``): another process caught the
+  file while the library was rewriting it. Every other exception passes
+  through unchanged.
 
 Capabilities:
 
@@ -332,9 +337,12 @@ class LangChainFileStore:
         return self._history_class(str(self.directory / thread_file_name(thread_id)))
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
-        """``add_messages`` with the batch converted; see the module docstring."""
+        """``add_messages`` with the batch converted; see the module docstring.
+        Raises :class:`StoreError` when the library cannot parse the thread's
+        file (:func:`_unreadable_file`)."""
         natives = [to_langchain(m, self._messages_module) for m in batch]
-        self._history(thread_id).add_messages(natives)
+        with _unreadable_file(thread_id, "add_messages"):
+            self._history(thread_id).add_messages(natives)
 
     def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
         """The ``messages`` property, converted, newest ``limit`` by slicing; a
@@ -356,6 +364,24 @@ class LangChainFileStore:
 
     def close(self) -> None:
         """Nothing to release: every call opens and closes the thread's file."""
+
+
+@contextmanager
+def _unreadable_file(thread_id: str, call: str) -> Iterator[None]:
+    """Raise the library's ``json.JSONDecodeError`` as :class:`StoreError` (the
+    error as its cause). ``FileChatMessageHistory`` reads the whole file with
+    ``json.loads`` in ``messages`` and in every ``add_message``, and rewrites it
+    with ``Path.write_text``, which empties the file before writing: another
+    process that reads meanwhile finds an empty or half-written file. That is
+    the library refusing the call, not the adapter breaking the contract; the
+    adapter neither retries nor repairs the file. (A read goes through
+    :func:`_read_failure`, which raises the same error as :class:`StoreError`.)"""
+    try:
+        yield
+    except json.JSONDecodeError as exc:
+        raise StoreError(
+            f"{call} on thread {thread_id!r}: the library cannot parse the thread's file: {exc}"
+        ) from exc
 
 
 def open_file_history(url: str) -> LangChainFileStore:
