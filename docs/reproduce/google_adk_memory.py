@@ -68,6 +68,20 @@ async def checks() -> list[tuple[str, bool, str]]:
     results.append(("ST-011", kept == ["b", "b"],
                     f"an id repeated inside one batch is stored twice: {kept}"))
 
+    padded = await service.create_session(app_name=APP, user_id=USER, session_id="pad")
+    await service.append_event(padded, _event("m1", "the message of 'pad'"))
+    twin = await service.get_session(app_name=APP, user_id=USER, session_id="pad ")
+    try:
+        await service.create_session(app_name=APP, user_id=USER, session_id="pad\t")
+        made = "nothing"
+    except Exception as exc:
+        made = type(exc).__name__
+    results.append(("ST-035", twin is not None and twin.id == "pad" and made != "nothing",
+                    f"session ids are stripped of surrounding white space: get_session('pad ') "
+                    f"returns session {None if twin is None else twin.id!r} with "
+                    f"{[e.id for e in twin.events] if twin else []}, and "
+                    f"create_session('pad\\t') raises {made}"))
+
     with multiprocessing.Pool(1) as pool:
         seen = pool.apply(_read_elsewhere, ("part",))
     results.append(("ST-032", seen == [],
