@@ -693,7 +693,7 @@ def write_page(
     written = [page]
     if any(r.results is not None for r in runs):
         html = out / "compliance.html"
-        html.write_bytes(render_store_comparison(runs, findings))
+        html.write_bytes(render_store_comparison(runs, findings, decisions))
         written.append(html)
     return written
 
@@ -716,12 +716,14 @@ def failure_notes(
 
 
 def render_store_comparison(
-    runs: Sequence[TargetRun], findings: Mapping[tuple[str, str], Finding]
+    runs: Sequence[TargetRun],
+    findings: Mapping[tuple[str, str], Finding],
+    decisions: Sequence[Decision] = (),
 ) -> bytes:
     """``compliance.html``: the runs with results side by side, each column
     named by its store (never by the temporary path it ran in), the store rules
-    only, each failure with its finding and severity, and the one-line verdict
-    per store."""
+    only, each failure with its finding and severity, the one-line verdict per
+    store and the decisions."""
     judged = [(r.target, r.results) for r in runs if r.results is not None]
     return render_comparison(
         [results for _, results in judged],
@@ -729,6 +731,7 @@ def render_store_comparison(
         subject="store",
         notes=[failure_notes(results, target, findings) for target, results in judged],
         summaries=[verdict_line(results, target, findings) for target, results in judged],
+        decisions=[(d.title, d.text, d.where) for d in decisions],
     )
 
 

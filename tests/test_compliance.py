@@ -210,6 +210,10 @@ def test_decisions_load_and_show_on_the_page(tmp_path: Path) -> None:
     page = render_page(_runs(), {}, decisions)
     assert "## Decisions" in page
     assert "- **Replace is outside the contract.** set_messages deletes then inserts" in page
+    write_page(_runs(), {}, tmp_path, decisions)
+    html = (tmp_path / "compliance.html").read_text(encoding="utf-8")
+    assert "<li><strong>Replace is outside the contract.</strong> set_messages deletes then " \
+        "inserts (<code>m.py: f</code>)</li>" in html
     assert load_decisions(tmp_path / "absent.toml") == []
     path.write_text("[[decision]]\ntitle = 'x'\ntext = ' '\nwhere = 'y'\n", encoding="utf-8")
     with pytest.raises(ComplianceError, match="non-empty"):
@@ -278,7 +282,7 @@ def test_the_kept_results_regenerate_the_page_without_a_difference() -> None:
     assert page == (docs / "compliance.md").read_text(encoding="utf-8"), (
         "docs/compliance.md is stale: run 'memconform compliance --from-results --out docs'"
     )
-    html = render_store_comparison(runs, findings)
+    html = render_store_comparison(runs, findings, load_decisions(docs / "findings.toml"))
     assert html == (docs / "compliance.html").read_bytes(), (
         "docs/compliance.html is stale: run 'memconform compliance --from-results --out docs'"
     )

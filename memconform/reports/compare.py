@@ -70,6 +70,7 @@ def render_comparison(
     subject: str | None = None,
     notes: Sequence[Mapping[str, Note]] | None = None,
     summaries: Sequence[str] | None = None,
+    decisions: Sequence[tuple[str, str, str]] = (),
 ) -> bytes:
     """The bytes of ``compare.html`` for ``results`` (in the order given).
 
@@ -81,7 +82,9 @@ def render_comparison(
     rules of that subject (``"store"``), so the rules no column could score
     stay out; ``notes`` holds, per column, a :class:`Note` by rule id, shown in
     that cell and in a findings table sorted by severity; ``summaries`` holds
-    one line per column, shown with what was judged."""
+    one line per column, shown with what was judged; ``decisions`` are
+    ``(title, text, where)`` of behaviours judged by hand that no rule scores,
+    listed after the findings."""
     if not results:
         raise ValueError("nothing to compare: give at least one results file")
     links = _per_column(reports, len(results), "report address (or None)")
@@ -144,6 +147,7 @@ def render_comparison(
         ],
         rows=rows,
         findings=findings,
+        decisions=[{"title": t, "text": x, "where": w} for t, x, w in decisions],
         verdicts=VERDICTS,
         versions=versions,
         kit_version=__version__,
