@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,17 @@ def test_the_library_only_script_reproduces_every_finding(name: str, tmp_path: P
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert " reproduced: " in done.stdout
+    lines = done.stdout.splitlines()
+    unreproduced = [rule for rule in _finding_rules(name)
+                    if not any(line.startswith(f"{rule} reproduced: ") for line in lines)]
+    assert unreproduced == [], f"findings the script does not reproduce: {unreproduced}"
+
+
+def _finding_rules(target: str) -> list[str]:
+    """The rules docs/findings.toml explains for ``target``."""
+    with (ROOT / "docs" / "findings.toml").open("rb") as handle:
+        data = tomllib.load(handle)
+    return sorted({f["rule"] for f in data.get("finding", []) if f["target"] == target})
 
 
 def _agree(page: list[tuple[str, str]], now: list[tuple[str, str]]) -> bool:

@@ -49,3 +49,21 @@ def test_every_script_is_named_after_a_target() -> None:
     assert sorted(named) == sorted(f"reproduce/{s.name}" for s in SCRIPTS)
     assert set(found) <= {t.name for t in TARGETS}
     assert set(runtimes) <= {t.name for t in RUNTIME_TARGETS}
+
+
+def test_every_store_finding_is_checked_by_its_targets_script() -> None:
+    """Each finding of a store target is one of its script's checks (the rule id
+    the script prints; tests/test_library_stores.py runs the script and requires
+    ``<rule> reproduced:`` for each)."""
+    import tomllib
+
+    with (ROOT / "docs" / "findings.toml").open("rb") as handle:
+        findings = tomllib.load(handle).get("finding", [])
+    scripts = reproduction_scripts(ROOT / "docs")
+    stores = {t.name for t in TARGETS}
+    missing = [
+        f"{f['target']} {f['rule']}" for f in findings if f["target"] in stores
+        and (f["target"] not in scripts
+             or f'"{f["rule"]}"' not in (ROOT / "docs" / scripts[f["target"]]).read_text())
+    ]
+    assert missing == [], f"findings without a check in the library-only script: {missing}"
