@@ -127,7 +127,10 @@ What the services do not do, and this adapter does not add: no write covers
 more than one event, so a batch that fails part-way (a refused id, a stale
 session, a fault at the row point) leaves its earlier messages stored; the
 in-memory service keeps an event whose id is already in the session (it only
-skips a re-delivery equal in every field); and both keep text that UTF-8
+skips a re-delivery equal in every field); the in-memory service strips white
+space around a session id in ``create_session`` and ``get_session``, so thread
+ids that differ only there share one session (the adapter hands the thread id
+over as it is); and both keep text that UTF-8
 cannot encode (a lone surrogate) exactly instead of refusing it (the database
 writes ``event_data`` with ``json.dumps``, which escapes it). On PostgreSQL
 ``event_data`` is a JSONB column (ADK's ``DynamicJSON``): PostgreSQL keeps its
