@@ -131,6 +131,28 @@ def checks(schema: str) -> list[tuple[str, bool, str]]:
                     f"returned: {shared} of {2 * PER_WRITER} are in the thread "
                     f"(attempt {attempts})"))
 
+    for i in range(1, 9):
+        graph.invoke({"messages": [HumanMessage(content=f"c{i}", id=f"c{i}")]},
+                     _config("damaged"))
+    with _connect(schema) as conn:
+        row = conn.execute(
+            "SELECT version, blob FROM checkpoint_blobs WHERE thread_id = 'damaged'"
+            " AND channel = 'messages' ORDER BY version DESC LIMIT 1").fetchone()
+        assert row is not None
+        blob = bytes(row["blob"])
+        # the class name of the fifth message made bytes that are not UTF-8, the same length
+        name = b"langchain_core.messages."
+        at = -1
+        for _ in range(5):
+            at = blob.index(name, at + 1)
+        blob = blob[:at] + b"\xc1" * len(name) + blob[at + len(name):]
+        conn.execute("UPDATE checkpoint_blobs SET blob = %s WHERE thread_id = 'damaged'"
+                     " AND channel = 'messages' AND version = %s", (blob, row["version"]))
+    read = [None if m is None else m.content for m in _stored(graph, "damaged")]
+    results.append(("ST-037", read[4] is None and len(read) == 8,
+                    f"8 messages stored, one made unreadable in the latest messages blob: "
+                    f"get_state() returned {read}, no error"))
+
     with _connect(schema) as conn:
         store = PostgresStore(conn)
         store.setup()

@@ -119,6 +119,27 @@ def checks(folder: str) -> list[tuple[str, bool, str]]:
                     f"returned: {shared} of {2 * PER_WRITER} are in the thread "
                     f"(attempt {attempts})"))
 
+    for i in range(1, 9):
+        graph.invoke({"messages": [HumanMessage(content=f"c{i}", id=f"c{i}")]},
+                     _config("damaged"))
+    with sqlite3.connect(path) as conn:
+        checkpoint_id, blob = conn.execute(
+            "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = 'damaged'"
+            " ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
+        # the class name of the fifth message made bytes that are not UTF-8, the same length
+        name = b"langchain_core.messages."
+        at = -1
+        for _ in range(5):
+            at = blob.index(name, at + 1)
+        blob = blob[:at] + b"\xc1" * len(name) + blob[at + len(name):]
+        conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE thread_id = 'damaged'"
+                     " AND checkpoint_id = ?", (blob, checkpoint_id))
+    conn.close()
+    read = [None if m is None else m.content for m in _stored(graph, "damaged")]
+    results.append(("ST-037", read[4] is None and len(read) == 8,
+                    f"8 messages stored, one made unreadable in the latest checkpoint: "
+                    f"get_state() returned {read}, no error"))
+
     with SqliteStore.from_conn_string(path) as store:
         store.setup()
         store.put(("facts",), "a-subject", {"v": 1})
