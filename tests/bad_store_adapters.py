@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memconform.adapters.contract import StoreError
 from memconform.adapters.faults import HangingStore
 from memconform.adapters.memory import MemoryStore
 from memconform.values import Message
@@ -326,3 +327,17 @@ class _ChattyFileStore(LockedFileStore):
 def chatty_file_store(path: str) -> object:
     """The :class:`_ChattyFileStore` in the file ``path``."""
     return _ChattyFileStore(path)
+
+
+class _HollowDamage(MemoryStore):
+    """A working store whose damage hook damages nothing: every read after it
+    comes back whole, as a store that recovered the row would answer."""
+
+    def damage(self, thread_id: str) -> None:
+        if not super().messages(thread_id):
+            raise StoreError(f"thread {thread_id!r} holds no message")
+
+
+def hollow_damage() -> MemoryStore:
+    """A store whose damage hook leaves its storage unchanged."""
+    return _HollowDamage()

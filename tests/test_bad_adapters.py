@@ -83,3 +83,19 @@ def test_a_store_printing_to_stdout_in_a_fresh_process_is_judged_not_a_kit_crash
     result = check_durable(url, "d", capabilities={"durable"})
     assert result.adapter_error is None, result.evidence
     assert result.passed, result.evidence
+
+
+@pytest.mark.slow
+def test_a_damage_hook_that_damages_nothing_never_earns_a_pass(tmp_path: Path) -> None:
+    """ST-037 rests on the damage the kit sees, not on the hook's word: reads that
+    all come back whole after a hook the kit cannot check are inconclusive."""
+    outcomes = _run(tmp_path, "hollow_damage", "-m", "ST-037")
+    assert outcomes
+    assert {o["outcome"] for o in outcomes} == {"inconclusive"}, outcomes
+    assert all("cannot tell" in o["message"] for o in outcomes)
+
+
+@pytest.mark.slow
+def test_a_damage_hook_whose_reads_fail_loudly_passes(tmp_path: Path) -> None:
+    outcomes = _run(tmp_path, "core_only", "-m", "ST-037")
+    assert {o["outcome"] for o in outcomes} == {"passed"}, outcomes

@@ -14,6 +14,12 @@ store without it is ``unsupported``. Each read afterwards is then one of:
 
 Any other exception is the adapter breaking the contract (verdict ``error``),
 as for every read a rule requires to succeed.
+
+The hook is the adapter's; the kit cannot see into the store's storage. A
+loud read shows the damage reached the store. When every read of the
+scenario comes back whole, nothing the kit observed tells a store that
+recovered the row from a hook that damaged nothing, so the scenario ends
+``inconclusive`` (never a pass resting on the hook's word).
 """
 
 from __future__ import annotations
@@ -23,13 +29,21 @@ from pytest_bdd import parsers, then, when
 
 from memconform.adapters import contract
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.steps.common import Mismatch, decides, how_passed, transcript_table, unsupported
+from memconform.steps.common import (
+    Mismatch,
+    decides,
+    how_passed,
+    inconclusive,
+    transcript_table,
+    unsupported,
+)
 from memconform.steps.store import StoreScene, must_succeed
 from memconform.values import Message, same_value
 
 __all__ = ["silent_difference"]
 
 _LOUD = pytest.StashKey[list[str]]()
+"""The reads of the scenario that raised StoreError, as said in the pass."""
 
 
 def silent_difference(expected: list[Message], observed: list[Message]) -> str | None:
@@ -74,7 +88,10 @@ def _judge_read(
     scene: StoreScene,
     name: str,
     limit: int | None,
+    last: bool = False,
 ) -> None:
+    """Judge one read after the damage; ``last`` marks the scenario's last read,
+    which ends it ``inconclusive`` when no read of the scenario was loud."""
     acknowledged = scene.appended.get(name, [])
     expected = acknowledged if limit is None else acknowledged[len(acknowledged) - limit :]
     what = "a read" if limit is None else f"a read of the newest {limit}"
@@ -98,6 +115,12 @@ def _judge_read(
             "StoreError, or the acknowledged messages unaltered and in order:\n"
             + transcript_table(expected),
             f"no error; {difference}:\n" + transcript_table(observed),
+        )
+    if last and not request.node.stash.get(_LOUD, []):
+        inconclusive(
+            "every read after the damage hook returned the acknowledged messages whole: "
+            "the kit cannot tell a store that recovered the damaged row from a damage "
+            "hook that left the storage unchanged"
         )
 
 
@@ -128,4 +151,4 @@ def _window_read(
     name: str,
     count: int,
 ) -> None:
-    _judge_read(request, store, store_scene, name, count)
+    _judge_read(request, store, store_scene, name, count, last=True)
