@@ -26,7 +26,15 @@ MULTI_PROCESS = {
 }
 """Mutants only another process can see; the contract checks kill them."""
 
-NOT_YET_REACHED: dict[str, str] = {}
+_NO_DAMAGE = (
+    "the generated scripts never damage a stored row (ST-037's damage hook is not one of "
+    "their operations); ST-037's scenario kills this mutant"
+)
+NOT_YET_REACHED: dict[str, str] = {
+    "store-damaged-skipped": _NO_DAMAGE,
+    "store-damaged-defaulted": _NO_DAMAGE,
+    "store-damaged-last": _NO_DAMAGE,
+}
 """Known gaps of the properties (the scenarios kill these mutants); tracked as open work."""
 
 STORE_MUTANTS = [
