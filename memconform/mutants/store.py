@@ -607,6 +607,9 @@ class _RenamedNames(_Wrapper):
     def set_committed(self, thread_id: str, ids: Sequence[str], committed: bool) -> None:
         self.inner.set_committed(self.name(thread_id), ids, committed)
 
+    def damage(self, thread_id: str) -> None:
+        self.inner.damage(self.name(thread_id))
+
     def record_error(self, thread_id: str, record: ErrorRecord) -> None:
         self.inner.record_error(self.name(thread_id), record)
 
