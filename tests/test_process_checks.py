@@ -213,3 +213,27 @@ def test_a_store_invisible_to_other_processes_is_inconclusive_for_reads() -> Non
     result = check_reads_during_writes("memory://", "r")
     assert not result.conclusive
     assert "invisible" in result.evidence
+
+
+@pytest.mark.slow
+def test_a_store_ordering_by_a_clock_read_before_the_write_is_caught_at_the_row_point(
+    tmp_path: Path,
+) -> None:
+    """A batch whose append began first but was committed after another's must
+    not land before messages a reader already saw: caught every time, since the
+    first writer is held at the row point while the second is acknowledged."""
+    result = check_reads_during_writes(
+        _sqlite(tmp_path), "r", mutant="store-stamped-before-write"
+    )
+    assert not result.passed, result.evidence
+    assert result.deterministic
+    assert result.adapter_error is None, result.evidence
+    assert "r-order: a read showed ['w1-b0-0'" in result.evidence
+    assert "was put before messages an earlier read showed" in result.evidence
+
+
+@pytest.mark.slow
+def test_the_built_in_store_keeps_a_later_batch_after_what_a_reader_saw(tmp_path: Path) -> None:
+    result = check_reads_during_writes(_sqlite(tmp_path), "r")
+    assert result.passed, result.evidence
+    assert "a second writer appending while the first was held" in result.evidence

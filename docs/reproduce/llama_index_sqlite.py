@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.sql import SQLAlchemyChatStore
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -77,7 +79,46 @@ async def checks(folder: str) -> list[tuple[str, bool, str]]:
         f"set_messages with one unserialisable message raised {raised}: {before} before, "
         f"{after} after",
     ))
+    results.append(await _later_commit_goes_first(folder))
     return results
+
+
+async def _later_commit_goes_first(folder: str) -> tuple[str, bool, str]:
+    """One writer is stopped just before its INSERT (after add_messages stamped
+    its rows) while a second writer appends and a reader reads; then the first
+    goes on. Its own event loop runs in a thread, so stopping it stops nothing else."""
+    other = _store(folder)
+    await other.get_messages("o")  # the table exists
+    reached, go = threading.Event(), threading.Event()
+
+    def first_writer() -> None:
+        engine = create_async_engine(
+            f"sqlite+aiosqlite:///{Path(folder) / 'store.db'}", poolclass=NullPool
+        )
+
+        @event.listens_for(engine.sync_engine, "before_cursor_execute")
+        def hold(conn, cursor, statement, *rest):
+            if statement.startswith("INSERT") and not go.is_set():
+                reached.set()
+                go.wait(60)
+
+        first = SQLAlchemyChatStore(table_name="llama_index_memory", async_engine=engine)
+        asyncio.run(first.add_messages("o", [_msg("h1"), _msg("h2")]))
+
+    thread = threading.Thread(target=first_writer)
+    thread.start()
+    await asyncio.to_thread(reached.wait, 60)
+    await other.add_messages("o", [_msg("w1"), _msg("w2")])
+    seen = _names(await other.get_messages("o"))
+    go.set()
+    await asyncio.to_thread(thread.join, 60)
+    after = _names(await other.get_messages("o"))
+    return (
+        "ST-036", seen == ["w1", "w2"] and after[:2] != seen,
+        f"a read showed {seen} while the first append was stopped before its INSERT; "
+        f"once it returned, a read showed {after}: the batch committed later sits before "
+        "messages the earlier read showed",
+    )
 
 
 def main() -> int:

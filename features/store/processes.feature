@@ -11,7 +11,9 @@ Feature: Store promises that need several processes
   cache; a concurrent failure means positions are computed outside the write
   transaction or batches are written row by row; an atomic failure means the
   batch is not one transaction; a reader seeing part of a batch means rows are
-  committed one by one, or read outside the writer's transaction.
+  committed one by one, or read outside the writer's transaction; a batch
+  appearing before messages a reader already saw means rows are ordered by a
+  clock read before the write rather than by commit.
 
   Rule: What was acknowledged survives its writer being killed
 

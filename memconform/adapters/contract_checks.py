@@ -65,6 +65,11 @@ _GRACE = 1.0
 """Seconds the held-writer phase lets the second writer run before releasing the
 first (a correct store may keep it waiting on a lock; that is fine)."""
 
+_ORDER_WAIT = 5.0
+"""Seconds a writer appending while another is held at the row point may take to
+be acknowledged before the check concludes that the store makes it wait for the
+held writer (allowed); a bound on waiting, never a verdict on speed."""
+
 _SPREAD = 0.6180339887498949
 """Kill offsets are the fractional parts of n times this (the golden ratio's
 fraction): a fixed sequence that covers the span of an append evenly."""
@@ -76,7 +81,9 @@ class CheckResult:
 
     ``expected`` and ``evidence`` are human-readable; the evidence always says
     how the result was reached. ``deterministic`` is ``False`` when the check
-    could not control where the fault landed. ``adapter_error`` is
+    could not control where the fault landed, and for a failure found only where
+    timing put the processes (writers released at once, a reader polling): such
+    a failure is real, but another run may not meet the same moment. ``adapter_error`` is
     ``(method, problem)`` when the store itself broke. ``conclusive`` is
     ``False`` when the check could not exercise the promise (what one process
     writes is invisible to the next, too few kills landed during an append):
@@ -403,12 +410,16 @@ def check_concurrent_writers(
     except _ChildError as exc:
         return _error_result(expected, exc)
     how = "; ".join(notes)
+    held_at_row_point = not any(n.startswith("best effort") for n in notes)
+    # what the held phase found is found every time; what only the released
+    # rounds found depends on how the writers happened to meet
+    timed = any(not p.startswith(f"{thread}: ") for p in problems)
     return CheckResult(
         not problems,
         expected,
         "\n".join([*problems, how]) if problems else
         f"no loss, no reordering, no interleaving ({how})",
-        deterministic=not any(n.startswith("best effort") for n in notes),
+        deterministic=held_at_row_point and not timed,
     )
 
 
@@ -616,11 +627,16 @@ def check_reads_during_writes(
             note, found = held
             notes.append(note)
             problems += [f"{thread}-held: {p}" for p in _judge_reads(ids[:2], [found], final=False)]
+            order = _order_around_held(url, f"{thread}-order", size, uncommitted, mutant, timeout)
+            if order is not None:
+                notes.append(order[0])
+                problems += [f"{thread}-order: {p}" for p in order[1]]
         seen, reads = _watched(url, thread, batches, size, steps, uncommitted, mutant, timeout)
     except _ChildError as exc:
         return _error_result(expected, exc)
     if not seen[-1]:
         return _invisible(expected)
+    found_held = bool(problems)
     problems += _judge_reads(ids, seen, final=True)
     between = sum(1 for got in seen[:-1] if 0 < len(got) < total)
     notes.append(
@@ -632,7 +648,9 @@ def check_reads_during_writes(
     if problems:
         return CheckResult(
             False, expected, "\n".join([*problems[:8], how]),
-            deterministic=held is not None, details={"seen": seen},
+            # the polling meets the writer where timing puts it; the held phases do not
+            deterministic=found_held,
+            details={"seen": seen},
         )
     if held is None and between == 0:
         return CheckResult(
@@ -644,6 +662,90 @@ def check_reads_during_writes(
         f"{how}; every read showed whole batches in order and kept what earlier reads showed",
         deterministic=held is not None,
     )
+
+
+def _order_around_held(
+    url: str, thread: str, size: int, uncommitted: bool, mutant: str | None, timeout: float
+) -> tuple[str, list[str]] | None:
+    """Writer 0 is held at the row point before the first row of its batch while
+    writer 1 appends a batch to the same thread. When writer 1 is acknowledged
+    within :data:`_ORDER_WAIT` seconds (a store that makes it wait for the held
+    writer's lock is allowed to), another process reads the thread, writer 0 is
+    let go, and a fresh process's read after both ended must begin with what
+    that read showed: a batch committed later never lands before messages a
+    reader has already seen (a store ordering rows by a clock read when the
+    append was called, before its write, puts writer 0's batch first).
+    A writer the store refused (an optimistic lock) leaves the phase empty:
+    writers at once are ST-033's to judge. ``(how, problems)``, or ``None`` when
+    the store has no row point."""
+    reached_r, reached_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    job = {"shared": thread, "own": None, "batches": 1, "size": size}
+    held = _spawn(
+        _job("writer", url, mutant, timeout, writer=0, **job),
+        extra_env={PAUSE_ENV: pause_env_value(0, reached_w, hold_r)},
+        pass_fds=(reached_w, hold_r),
+    )
+    os.close(reached_w)
+    os.close(hold_r)
+    other: subprocess.Popen[str] | None = None
+    reached = False
+    between: list[str] | None = None
+    try:
+        reached = _wait_reached(reached_r, timeout * 4)
+        if reached:
+            other = _spawn(_job("writer", url, mutant, timeout, writer=1, **job))
+            line = _read_line(other, timeout * 4)  # {"appending": ...}
+            if line is not None and "appending" in line:
+                line = _read_line(other, _ORDER_WAIT)
+            if line is not None and "acked" in line:
+                between = _read_threads(url, mutant, timeout, [thread], uncommitted=uncommitted)[
+                    thread
+                ]
+    finally:
+        with contextlib.suppress(BrokenPipeError, OSError):  # the held writer may have ended
+            os.write(hold_w, b"g")
+        os.close(hold_w)
+        os.close(reached_r)
+        refusals = []
+        for proc, what in ((held, "held writer"), (other, "writer 1")):
+            if proc is None:
+                continue
+            try:
+                _finish(proc, timeout * 4, what)
+            except _ChildError as exc:
+                if not exc.refused:
+                    raise
+                refusals.append(str(exc))
+    if not reached:
+        return None
+    if refusals:
+        # two writers on one thread at once is ST-033's to judge; this phase
+        # is about what readers see, which needs both appends to succeed
+        return (
+            "a writer held at the row point before its first row while another appended to "
+            f"the same thread was refused ({refusals[0]}), so this phase shows nothing",
+            [],
+        )
+    if between is None:
+        return (
+            "a second writer appending while the first was held at the row point waited "
+            "for it (allowed), so no read fell between their batches",
+            [],
+        )
+    after = _read_threads(url, mutant, timeout, [thread], uncommitted=uncommitted)[thread]
+    how = (
+        "a writer was held at the row point before its first row while another writer "
+        "appended and was acknowledged; another process read the thread, then the held "
+        "writer was let go"
+    )
+    if after[: len(between)] == between:
+        return how, []
+    return how, [
+        f"a read showed {between[:8]} while the first writer was held; after it was let go "
+        f"a read showed {after[:12]}: its batch, committed later, was put before messages "
+        "an earlier read showed"
+    ]
 
 
 def _read_held(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -197,6 +198,54 @@ class CommitsEachRow(RowByRow):
         batch_row_pause()
 
 
+class StampedBeforeWrite(RowByRow):
+    """Orders each thread by a clock read when ``append`` is called, before its
+    write: a batch whose append began first but was committed after another's
+    lands before messages a reader in another process has already seen."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._db = sqlite3.connect(
+            _beside(inner, "stamped.db"), timeout=30, isolation_level=None,
+            check_same_thread=False,
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS rows (stamp INTEGER NOT NULL, n INTEGER NOT NULL,"
+            " thread TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL)"
+        )
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        stamp = time.time_ns()  # the clock, read before anything is written
+        stored = {m.id for m in self.messages(thread_id, include_uncommitted=True)}
+        ids = [m.id for m in batch]
+        if len(set(ids)) != len(ids) or stored & set(ids):
+            raise DuplicateIdError("an id of the batch is repeated or already stored")
+        if any(self._bad(m) for m in batch):
+            raise UnsupportedValueError("a text holds a lone surrogate")
+        self._db.execute("BEGIN")  # deferred: no lock is taken before the first row
+        try:
+            for n, message in enumerate(batch):
+                batch_row_pause()
+                self._db.execute(
+                    "INSERT INTO rows (stamp, n, thread, id, body) VALUES (?, ?, ?, ?, ?)",
+                    (stamp, n, thread_id, message.id, json.dumps(message.to_json())),
+                )
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        rows = self._db.execute(
+            "SELECT body FROM rows WHERE thread = ? ORDER BY stamp, rowid", (thread_id,)
+        ).fetchall()
+        got = [Message.from_json(json.loads(body)) for (body,) in rows]
+        return _window(got, limit, include_uncommitted)
+
+
 def _mutant(name: str, cls: type, kills: str) -> Mutant:
     doc = (cls.__doc__ or "").strip().splitlines()[0]
     return Mutant(
@@ -211,6 +260,7 @@ MUTANTS: list[Mutant] = [
     _mutant("store-row-by-row", RowByRow, "ST-016 ST-034"),
     _mutant("store-checks-then-row-by-row", ChecksThenRowByRow, "ST-034"),
     _mutant("store-commits-each-row", CommitsEachRow, "ST-016 ST-034 ST-036"),
+    _mutant("store-stamped-before-write", StampedBeforeWrite, "ST-036"),
 ]
 """Every multi-process store mutant; ``kills`` lists the rules whose scenarios
 reject it (on a SQLite store)."""
