@@ -218,6 +218,7 @@ function compareCodePoints(a, b) {
 }
 
 const committed = (m) => m.get("committed") !== false;
+const UNREADABLE = Symbol("a stored message the store cannot read");
 
 // -- the store ----------------------------------------------------------------------
 
@@ -266,10 +267,19 @@ class MemoryStore {
     const limit = integer(p.has("limit") ? p.get("limit") : null, "limit");
     if (limit !== null && limit < 0n) throw new StoreFailure("value", `limit must be >= 0, got ${limit}`);
     const all = p.get("include_uncommitted") === true;
-    const list = (this.threads.get(threadId)?.list ?? []).filter((m) => all || committed(m));
-    if (limit === null) return list;
-    if (limit === 0n) return [];
-    return list.slice(Math.max(0, list.length - Number(limit)));
+    const stored = this.threads.get(threadId)?.list ?? [];
+    // newest first until the window is full: a read whose window reaches an
+    // unreadable entry fails loudly; one that stops before it is answered
+    const want = limit === null ? Infinity : Number(limit);
+    const picked = [];
+    for (let k = stored.length - 1; k >= 0 && picked.length < want; k--) {
+      const m = stored[k];
+      if (m === UNREADABLE) {
+        throw new StoreFailure("store", `stored message ${k} of thread ${JSON.stringify(threadId)} cannot be read`);
+      }
+      if (all || committed(m)) picked.push(m);
+    }
+    return picked.reverse();
   }
 
   set_committed(p) {
@@ -280,6 +290,9 @@ class MemoryStore {
     const missing = ids.filter((id) => !t || !t.index.has(id));
     if (missing.length > 0) {
       throw new StoreFailure("key", `unknown message ids in thread ${JSON.stringify(threadId)}: ${JSON.stringify(missing)}`);
+    }
+    if (ids.some((id) => t.list[t.index.get(id)] === UNREADABLE)) {
+      throw new StoreFailure("store", "a named message cannot be read");
     }
     for (const id of ids) t.list[t.index.get(id)].set("committed", flag);
     return null;
@@ -359,6 +372,16 @@ class MemoryStore {
     const scope = field(p, "scope", "string");
     return this.knowledge.get(scope)?.delete(field(p, "subject", "string")) ?? false;
   }
+
+  // The optional hook (declared in hello): the thread's middle message becomes
+  // an entry the store cannot read, as a damaged disk would leave it.
+  damage(p) {
+    const threadId = field(p, "thread_id", "string");
+    const list = this.threads.get(threadId)?.list ?? [];
+    if (list.length === 0) throw new StoreFailure("store", "the thread holds no message to damage");
+    list[Math.floor(list.length / 2)] = UNREADABLE;
+    return null;
+  }
 }
 
 // -- the protocol loop ----------------------------------------------------------------
@@ -366,7 +389,7 @@ class MemoryStore {
 const store = new MemoryStore();
 const METHODS = new Set([
   "append", "messages", "set_committed", "record_error", "errors", "append_record",
-  "records", "read_state", "write_state", "put_fact", "get_fact", "facts", "forget",
+  "records", "read_state", "write_state", "put_fact", "get_fact", "facts", "forget", "damage",
 ]);
 let greeted = false;
 
@@ -386,7 +409,10 @@ function answer(line) {
         throw new StoreFailure("internal", `this store speaks ${PROTOCOL}`);
       }
       greeted = true;
-      return { id, result: { protocol: PROTOCOL, name: NAME, version: VERSION, capabilities: CAPABILITIES } };
+      return {
+        id,
+        result: { protocol: PROTOCOL, name: NAME, version: VERSION, capabilities: CAPABILITIES, hooks: ["damage"] },
+      };
     }
     if (!greeted) throw new StoreFailure("internal", "the session must start with hello");
     if (method === "close") return { id, result: null, close: true };

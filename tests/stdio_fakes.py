@@ -43,6 +43,8 @@ def main(mode: str) -> int:
         say({"id": hello["id"], "result": {**HELLO, "protocol": "other/9"}})
     elif mode == "bad-capabilities":
         say({"id": hello["id"], "result": {**HELLO, "capabilities": "errors"}})
+    elif mode == "unknown-hook":
+        say({"id": hello["id"], "result": {**HELLO, "hooks": ["rewind"]}})
     else:
         say({"id": hello["id"], "result": HELLO})
     request = json.loads(sys.stdin.readline())

@@ -63,6 +63,7 @@ def test_node_store_declares_what_it_keeps(opened_store: StdioStore) -> None:
     assert opened_store.capabilities == frozenset(
         {"commit-flags", "errors", "turn-records", "state", "knowledge"}
     )
+    assert opened_store.hooks == {"damage"}
 
 
 def test_node_store_traffic_matches_the_protocol_schema(node: str) -> None:

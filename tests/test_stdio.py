@@ -64,6 +64,18 @@ def test_server_traffic_matches_the_protocol_schema() -> None:
 def test_adapter_reports_what_the_child_declared(opened_store: StdioStore) -> None:
     assert opened_store.name == "MemoryStore"
     assert opened_store.capabilities == MemoryStore().capabilities
+    assert opened_store.hooks == {"damage"}
+    assert callable(opened_store.damage)
+
+
+def test_a_child_declaring_no_hook_has_no_damage_hook() -> None:
+    """ST-037 is then unsupported: the kit has no way to damage a row."""
+    store = fake("die")
+    try:
+        assert store.hooks == frozenset()
+        assert store.damage is None
+    finally:
+        store.close()
 
 
 def test_open_stdio_splits_the_command_like_a_shell(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,6 +130,7 @@ def fake(mode: str, timeout: float = 10) -> StdioStore:
         ("chatty", "not JSON"),
         ("wrong-protocol", "other/9"),
         ("bad-capabilities", "capabilities"),
+        ("unknown-hook", "unknown hooks ['rewind']"),
     ],
 )
 def test_a_child_broken_at_hello_is_an_adapter_error(mode: str, problem: str) -> None:

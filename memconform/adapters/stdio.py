@@ -43,12 +43,15 @@ from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry,
 __all__ = [
     "DEFAULT_TIMEOUT",
     "ERROR_KINDS",
+    "HOOKS",
     "PROTOCOL",
     "StdioStore",
     "open_stdio",
 ]
 
 PROTOCOL = "memconform.stdio/1"
+HOOKS = frozenset({"damage"})
+"""The optional hooks a child may declare in ``hello``."""
 DEFAULT_TIMEOUT = 15.0
 """Seconds one answer may take; below the recording proxy's own timeout, so a hung
 child is reported by the adapter, which can also stop it."""
@@ -150,8 +153,8 @@ class StdioStore:
     ``command`` is the program and its arguments. The child is started and
     greeted at once; a child that cannot be started or does not answer the
     greeting raises :class:`AdapterContractError` for ``hello``. Calls from
-    several threads are serialised. ``name``, ``version``, ``capabilities`` and
-    ``provides`` are what the child declared.
+    several threads are serialised. ``name``, ``version``, ``capabilities``,
+    ``provides`` and ``hooks`` are what the child declared.
     """
 
     def __init__(
@@ -210,12 +213,29 @@ class StdioStore:
         provided = hello.get("provides", [])
         if not isinstance(provided, list) or not all(isinstance(p, str) for p in provided):
             self._fail("hello", "provides must be an array of names")
+        hooks = hello.get("hooks", [])
+        if not isinstance(hooks, list) or not all(isinstance(h, str) for h in hooks):
+            self._fail("hello", "hooks must be an array of names")
+        unknown = sorted(set(hooks) - HOOKS)
+        if unknown:
+            self._fail("hello", f"unknown hooks {unknown}; known: {sorted(HOOKS)}")
+        self.hooks = frozenset(hooks)
+        """The optional hooks the child declared (``damage``)."""
+        if "damage" in self.hooks:
+            self.damage = self._damage
         self.name = str(hello.get("name", "?"))
         self.version = str(hello.get("version", "?"))
         self._capabilities = frozenset(declared)
         self.provides = frozenset(provided)
         """What the adapter said in ``hello`` it supplies itself (checked by the
         recording proxy like any adapter's ``provides``)."""
+
+    damage: Callable[[str], None] | None = None
+    """The optional ``damage`` hook (:class:`~memconform.adapters.contract.DamageHook`),
+    present only when the child declared it in ``hello``."""
+
+    def _damage(self, thread_id: str) -> None:
+        _nothing("damage", self._request("damage", {"thread_id": thread_id}))
 
     # -- plumbing ---------------------------------------------------------------------
 

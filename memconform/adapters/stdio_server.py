@@ -126,6 +126,7 @@ class StdioServer:
             "forget": lambda p: self._call(
                 "forget", _field(p, "scope", str), _field(p, "subject", str)
             ),
+            "damage": lambda p: self._call("damage", _field(p, "thread_id", str)),
         }
 
     # -- methods ---------------------------------------------------------------------
@@ -205,6 +206,7 @@ class StdioServer:
                     "version": str(getattr(self.store, "version", __version__)),
                     "capabilities": self._capabilities(),
                     "provides": sorted(str(p) for p in getattr(self.store, "provides", ())),
+                    "hooks": ["damage"] if callable(getattr(self.store, "damage", None)) else [],
                 },
             }
         if not self.greeted:

@@ -36,13 +36,14 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from memconform.adapters.contract import check_limit
 from memconform.adapters.registry import StoreURLError
 from memconform.values import JSONValue
 
 T = TypeVar("T")
+B = TypeVar("B")
 
 __all__ = [
     "LoopThread", "file_path", "library_versions", "newest", "outcome_report", "require",
@@ -109,27 +110,65 @@ def library_versions(*distributions: str) -> str:
     return "; ".join(found)
 
 
-class LoopThread:
-    """One event loop running in a daemon thread; coroutines are run on it."""
+class LoopThread(Generic[B]):
+    """An event loop of a store's own, running in a daemon thread: for a library
+    whose clients belong to the loop that made them, while the kit calls from
+    threads with loops of their own.
 
-    def __init__(self, name: str) -> None:
+    ``build`` makes the library's object on the loop (:attr:`built`); when it
+    raises, the loop is stopped and the error passes on. :meth:`run` runs a
+    coroutine there and waits for its result; after :meth:`close` it refuses,
+    naming the store (``what``). :meth:`close` runs ``release`` on the loop when
+    given, then stops the loop, once.
+    """
+
+    def __init__(self, what: str, build: Callable[[], B]) -> None:
+        self._what = what
+        self._closed = False
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread = threading.Thread(
+            target=self._serve, name=f"memconform-{what}", daemon=True
+        )
         self._thread.start()
+
+        async def make() -> B:
+            return build()
+
+        try:
+            self.built: B = self._call(make())
+        except BaseException:
+            self._stop()
+            raise
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._loop.run_forever()
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the loop and wait for its result (or exception)."""
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
-    def stop(self) -> None:
-        """Stop the loop, wait for its thread and close it."""
+    def _stop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and wait for its result (or exception)."""
+        if self._closed:
+            coro.close()
+            raise RuntimeError(f"the {self._what} store is closed")
+        return self._call(coro)
+
+    def close(self, release: Callable[[], Coroutine[Any, Any, Any]] | None = None) -> None:
+        """Run ``release()`` on the loop (when given), then stop the loop; once."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if release is not None:
+                self._call(release())
+        finally:
+            self._stop()
 
 
 def run_to_end(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:

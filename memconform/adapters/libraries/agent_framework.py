@@ -213,17 +213,8 @@ class AgentFrameworkStore:
         self._message: Any = framework.Message
         self._session_class: Any = framework.AgentSession
         self._sessions: dict[str, Any] = {}
-        self._loop = LoopThread("memconform-agent-framework")
-        self._closed = False
-
-        async def build() -> Any:
-            return make_provider()
-
-        try:
-            self.provider: Any = self._loop.run(build())
-        except BaseException:
-            self._loop.stop()
-            raise
+        self._loop: LoopThread[Any] = LoopThread("agent-framework", make_provider)
+        self.provider: Any = self._loop.built
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -231,9 +222,6 @@ class AgentFrameworkStore:
         return self._capabilities
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self._closed:
-            coro.close()
-            raise RuntimeError("the agent-framework store is closed")
         return self._loop.run(coro)
 
     def _state(self, thread_id: str) -> dict[str, Any]:
@@ -276,14 +264,8 @@ class AgentFrameworkStore:
 
     def close(self) -> None:
         """Release the provider's client on its loop (when it has one), then stop the loop."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self._release is not None:
-                self._loop.run(self._release(self.provider))
-        finally:
-            self._loop.stop()
+        release = self._release
+        self._loop.close(None if release is None else lambda: release(self.provider))
 
 
 class AgentFrameworkRedisStore(AgentFrameworkStore):

@@ -283,17 +283,8 @@ class GoogleADKStore:
         self._part: Any = types.Part
         self._exists: Any = require("google.adk.errors.already_exists_error", EXTRA)
         self._stale: Any = require("google.adk.errors", EXTRA).StaleSessionError
-        self._loop = LoopThread("memconform-google-adk")
-        self._closed = False
-
-        async def build() -> Any:
-            return make_service()
-
-        try:
-            self.service: Any = self._loop.run(build())
-        except BaseException:
-            self._loop.stop()
-            raise
+        self._loop: LoopThread[Any] = LoopThread("google-adk", make_service)
+        self.service: Any = self._loop.built
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -301,9 +292,6 @@ class GoogleADKStore:
         return self._capabilities
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self._closed:
-            coro.close()
-            raise RuntimeError("the google-adk store is closed")
         return self._loop.run(coro)
 
     def event(self, message: Message) -> Any:
@@ -377,15 +365,8 @@ class GoogleADKStore:
 
     def close(self) -> None:
         """Close the service on its loop (where it has ``close``), then stop the loop."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            close = getattr(self.service, "close", None)
-            if callable(close):
-                self._loop.run(close())
-        finally:
-            self._loop.stop()
+        close = getattr(self.service, "close", None)
+        self._loop.close(close if callable(close) else None)
 
 
 class GoogleADKDatabaseStore(GoogleADKStore):

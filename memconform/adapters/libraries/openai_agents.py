@@ -418,18 +418,9 @@ class LoopedSessionStore:
     their own. The calls block until done; nothing else changes."""
 
     def __init__(self, make: Callable[[], tuple[AgentsSessionStore, Callable[[], Any]]]) -> None:
-        self._loop = LoopThread("memconform-openai-agents")
-
-        async def build() -> tuple[AgentsSessionStore, Callable[[], Any]]:
-            return make()
-
-        try:
-            self._inner, self._release = self._loop.run(build())
-        except BaseException:
-            self._loop.stop()
-            raise
+        self._loop = LoopThread("openai-agents", make)
+        self._inner, self._release = self._loop.built
         self.version = self._inner.version
-        self._closed = False
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -451,17 +442,11 @@ class LoopedSessionStore:
     def close(self) -> None:
         """Release the client on the loop (the sessions do not own it, so their
         own ``close`` does nothing), then stop the loop."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
 
-            async def release() -> None:
-                await self._release()
+        async def release() -> None:
+            await self._release()
 
-            self._loop.run(release())
-        finally:
-            self._loop.stop()
+        self._loop.close(release)
 
 
 def open_redis_session(url: str) -> LoopedSessionStore:
