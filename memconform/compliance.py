@@ -41,6 +41,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -76,6 +77,7 @@ __all__ = [
     "render_page",
     "render_store_comparison",
     "reproduction_scripts",
+    "run_group",
     "run_target",
     "server_url",
     "verdict_line",
@@ -368,24 +370,31 @@ def run_target(
     (3) whose every ``error`` verdict is a library call the kit gave up waiting
     for (:func:`library_too_slow`) is the library's finding, not a problem.
     """
-    with tempfile.TemporaryDirectory(prefix=f"memconform-{target.name}-") as work:
+    # the run stops itself at its deadline and reports what it did not reach as
+    # not-run; the hard limit behind it (the deadline, the call timeout and a
+    # margin) is for a run that cannot stop, whose whole process group is killed
+    deadline = max(timeout - 2 * CALL_TIMEOUT, timeout / 2)
+    with tempfile.TemporaryDirectory(
+        prefix=f"memconform-{target.name}-", ignore_cleanup_errors=True
+    ) as work:
         folder = Path(work) / "store"
         folder.mkdir()
         out = Path(work) / "report"
         url = target.store_url(folder, uuid.uuid4().hex[:16])
         command = [
             str(venv / "bin" / "memconform"), "run", "--store", url,
-            "--out", str(out), "--timeout", f"{CALL_TIMEOUT:g}",
+            "--out", str(out), "--timeout", f"{CALL_TIMEOUT:g}", "--deadline", f"{deadline:g}",
             *(["--quick"] if quick else ["--measure-unclaimed"]),
         ]
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
         try:
-            done = subprocess.run(
-                command, cwd=work, capture_output=True, text=True, timeout=timeout,
-                check=False, env=env,
-            )
+            done = run_group(command, work, env, timeout)
         except subprocess.TimeoutExpired:
-            return TargetRun(target, None, f"the run took longer than {timeout:.0f} s")
+            return TargetRun(
+                target, None,
+                f"the run did not stop at its deadline of {deadline:.0f} s and was killed "
+                f"after {timeout:.0f} s",
+            )
         finally:
             if target.server:
                 _drop(venv, url, env)
@@ -401,6 +410,26 @@ def run_target(
     slow_only = done.returncode == 3 and errors and all(map(library_too_slow, errors))
     problem = "" if done.returncode in (0, 1) or slow_only else f"the run exited {done.returncode}"
     return TargetRun(target, results, problem)
+
+
+def run_group(
+    command: list[str], cwd: str, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``command`` in a process group of its own, its output captured; past
+    ``timeout`` seconds the whole group (the run's suite and the processes its
+    checks started) is killed and :class:`subprocess.TimeoutExpired` raised."""
+    with subprocess.Popen(
+        command, cwd=cwd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
 def _drop(venv: Path, url: str, env: Mapping[str, str]) -> None:

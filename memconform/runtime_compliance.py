@@ -47,6 +47,7 @@ from memconform.compliance import (
     _rank,
     freeze,
     freeze_file,
+    run_group,
 )
 from memconform.reports.compare import render_comparison
 from memconform.reports.exitcode import exit_code
@@ -270,18 +271,19 @@ def run_runtime_target(
 
     The run's exit code says conformant (0) or not (1); anything else, or no
     results, or results without a fingerprint, is the run's ``problem``."""
-    with tempfile.TemporaryDirectory(prefix=f"memconform-{target.name}-") as work:
+    with tempfile.TemporaryDirectory(
+        prefix=f"memconform-{target.name}-", ignore_cleanup_errors=True
+    ) as work:
         out = Path(work) / "report"
         command = [str(venv / "bin" / "memconform"), *target.command().split()[1:],
                    "--out", str(out)]
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
         try:
-            done = subprocess.run(
-                command, cwd=work, capture_output=True, text=True, timeout=timeout,
-                check=False, env=env,
-            )
+            done = run_group(command, work, env, timeout)
         except subprocess.TimeoutExpired:
-            return RuntimeRun(target, None, f"the run took longer than {timeout:.0f} s")
+            return RuntimeRun(
+                target, None, f"the run took longer than {timeout:.0f} s and was killed"
+            )
         produced = out / "results.json"
         if not produced.is_file():
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-10:])

@@ -286,3 +286,30 @@ def test_the_kept_results_regenerate_the_page_without_a_difference() -> None:
     assert html == (docs / "compliance.html").read_bytes(), (
         "docs/compliance.html is stale: run 'memconform compliance --from-results --out docs'"
     )
+
+
+def test_a_run_past_its_time_is_killed_with_every_process_it_started(tmp_path: Path) -> None:
+    """A target run that does not stop is killed with its whole process group:
+    nothing it started lives on writing into the folder being removed."""
+    import os
+    import subprocess
+    import sys
+
+    from memconform.compliance import run_group
+
+    grandchild = (
+        "import os, pathlib, time; pathlib.Path('pid').write_text(str(os.getpid())); "
+        "time.sleep(60)"
+    )
+    child = (
+        "import subprocess, sys, time, pathlib; "
+        f"subprocess.Popen([sys.executable, '-c', {grandchild!r}]); "
+        "[time.sleep(0.01) for _ in range(3000) if not pathlib.Path('pid').exists()]; "
+        "print('both running', flush=True); time.sleep(60)"
+    )
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_group([sys.executable, "-c", child], str(tmp_path), dict(os.environ), 5.0)
+    pid = int((tmp_path / "pid").read_text())
+    # the pipes it shared with the group reached their end, so it has exited
+    stat = Path(f"/proc/{pid}/stat")
+    assert not stat.exists() or stat.read_text().split(") ", 1)[1].startswith("Z")
