@@ -576,6 +576,8 @@ def verdict_line(
         parts = [f"not safe for several processes at once ({', '.join(failing)})"]
     elif all(v == "pass" for v in outcomes.values()):
         parts = [f"safe for several processes at once ({', '.join(outcomes)})"]
+    elif all(v is None for v in outcomes.values()):
+        parts = ["several processes at once not measured"]
     else:
         parts = ["several processes at once not fully judged (" + ", ".join(
             f"{k}: {v or 'not run'}" for k, v in outcomes.items()) + ")"]

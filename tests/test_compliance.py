@@ -77,7 +77,7 @@ def test_findings_are_sorted_by_severity_under_a_one_line_verdict_per_store() ->
     )
     line = next(x for x in page.splitlines() if x.startswith(f"- **{target.label}**"))
     assert line.endswith(
-        "several writer processes not measured; silent loss or alteration: ST-003; "
+        "several processes at once not measured; silent loss or alteration: ST-003; "
         "a decision of the kit: ST-001."
     )
 
@@ -117,7 +117,7 @@ def test_the_comparison_names_stores_and_shows_store_rules_with_findings(
     assert "the batch is &lt;written&gt; row by row" in table
     assert "<code>lib/store.py: add</code>" in table
     assert "Finding (partial write): the batch is &lt;written&gt; row by row" in page
-    assert f"{second.label} ({second.name})</strong>: several writer processes not " \
+    assert f"{second.label} ({second.name})</strong>: several processes at once not " \
         "measured; partial write: ST-001." in page
 
 
