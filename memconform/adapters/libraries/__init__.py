@@ -46,8 +46,8 @@ T = TypeVar("T")
 B = TypeVar("B")
 
 __all__ = [
-    "LoopThread", "file_path", "library_versions", "newest", "outcome_report", "require",
-    "run_error", "run_to_end", "tell_outcome",
+    "LoopThread", "approval_ids", "argument_names", "file_path", "library_versions", "newest",
+    "outcome_report", "require", "run_error", "run_to_end", "scripted_calls", "tell_outcome",
 ]
 
 
@@ -169,6 +169,39 @@ class LoopThread(Generic[B]):
                 self._call(release())
         finally:
             self._stop()
+
+
+def scripted_calls(
+    script: Mapping[str, Any], component: str | None = None
+) -> list[Mapping[str, Any]]:
+    """The tool calls the script's model makes, in order: those of ``component``'s
+    steps, or of every component's when ``None``. Steps and calls that are not
+    mappings are left out (the kit's script schema is checked elsewhere)."""
+    model = script.get("model") or {}
+    groups = list(model.values()) if component is None else [model.get(component) or []]
+    calls: list[Mapping[str, Any]] = []
+    for steps in groups:
+        for step in steps if isinstance(steps, list) else [steps]:
+            if isinstance(step, Mapping):
+                calls += [c for c in step.get("tool_calls") or [] if isinstance(c, Mapping)]
+    return calls
+
+
+def approval_ids(script: Mapping[str, Any], component: str) -> set[str]:
+    """The ids of the tool calls ``component``'s model marks ``needs_approval``."""
+    return {str(c.get("id")) for c in scripted_calls(script, component) if c.get("needs_approval")}
+
+
+def argument_names(
+    script: Mapping[str, Any], tool: str, component: str | None = None
+) -> list[str]:
+    """The argument names the script's model passes ``tool`` (its parameters),
+    in the order they first appear."""
+    names: list[str] = []
+    for call in scripted_calls(script, component):
+        if call.get("name") == tool:
+            names += [str(k) for k in (call.get("args") or {}) if str(k) not in names]
+    return names
 
 
 def run_to_end(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:

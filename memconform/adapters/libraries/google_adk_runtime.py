@@ -108,7 +108,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memconform.adapters.libraries import library_versions, require, run_to_end
+from memconform.adapters.libraries import (
+    approval_ids,
+    argument_names,
+    library_versions,
+    require,
+    run_to_end,
+)
 from memconform.adapters.libraries import outcome_report as _report
 from memconform.adapters.libraries import run_error as _error_of
 from memconform.adapters.libraries import tell_outcome as _tell
@@ -194,11 +200,7 @@ class _Run:
     def __init__(self, env: Any, thread: str, script: Mapping[str, Any]) -> None:
         self.env = env
         self.thread = thread
-        self.approvals = {
-            str(call.get("id")) for step in _steps(script)
-            for call in step.get("tool_calls") or []
-            if isinstance(call, Mapping) and call.get("needs_approval")
-        }
+        self.approvals = approval_ids(script, MODEL_COMPONENT)
         self.input: str | None = None
         """The text of the running run's input, until the input guardrail saw it."""
         self.cancel_at: int | None = None
@@ -211,11 +213,6 @@ class _Run:
         """The stage (``input``, ``output``) at which a guardrail blocked the run."""
         self.confirmations: list[str] = []
         """The ids of the ``adk_request_confirmation`` calls the last run ended with."""
-
-
-def _steps(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    steps = (script.get("model") or {}).get(MODEL_COMPONENT) or []
-    return [s for s in (steps if isinstance(steps, list) else [steps]) if isinstance(s, Mapping)]
 
 
 def _build_types() -> dict[str, Any]:
@@ -420,7 +417,7 @@ class GoogleADKRuntime:
             before_model_callback=before_model,
             after_model_callback=output_guardrail,
             model=self._types["model"](kit_run=run),
-            tools=[self._tool(str(name), _argument_names(script, str(name)), run)
+            tools=[self._tool(str(name), argument_names(script, str(name), MODEL_COMPONENT), run)
                    for name in (script.get("tools") or {})],
             on_tool_error_callback=on_tool_error,
         )
@@ -539,17 +536,6 @@ async def _cancelled_by_adk() -> None:
 def _text(event: Any) -> str:
     content = getattr(event, "content", None)
     return "".join(p.text for p in (content.parts or []) if p.text) if content else ""
-
-
-def _argument_names(script: Mapping[str, Any], tool: str) -> list[str]:
-    """The argument names the script's model passes ``tool`` (its parameters)."""
-    names: list[str] = []
-    steps = (script.get("model") or {}).get(MODEL_COMPONENT) or []
-    for step in steps if isinstance(steps, list) else [steps]:
-        for call in (step.get("tool_calls") or []) if isinstance(step, Mapping) else []:
-            if isinstance(call, Mapping) and call.get("name") == tool:
-                names += [str(k) for k in (call.get("args") or {}) if str(k) not in names]
-    return names
 
 
 def google_adk_runtime() -> GoogleADKRuntime:

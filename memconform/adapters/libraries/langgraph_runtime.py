@@ -98,7 +98,13 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from memconform.adapters.libraries import library_versions, require, run_to_end
+from memconform.adapters.libraries import (
+    approval_ids,
+    argument_names,
+    library_versions,
+    require,
+    run_to_end,
+)
 from memconform.adapters.libraries import outcome_report as _report
 from memconform.adapters.libraries import run_error as _error_of
 from memconform.adapters.libraries import tell_outcome as _tell
@@ -204,11 +210,7 @@ class _Run:
     def __init__(self, env: Any, thread: str, script: Mapping[str, Any]) -> None:
         self.env = env
         self.thread = thread
-        self.approvals = {
-            str(call.get("id")) for step in _steps(script)
-            for call in step.get("tool_calls") or []
-            if isinstance(call, Mapping) and call.get("needs_approval")
-        } | _awaited(script)
+        self.approvals = approval_ids(script, MODEL_COMPONENT) | _awaited(script)
 
 
 def _awaited(script: Mapping[str, Any]) -> set[str]:
@@ -222,11 +224,6 @@ def _awaited(script: Mapping[str, Any]) -> set[str]:
         calls = held.get("tool_call_ids") if isinstance(held, Mapping) else None
         ids |= {str(c) for c in calls or () if c is not None}
     return ids
-
-
-def _steps(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    steps = (script.get("model") or {}).get(MODEL_COMPONENT) or []
-    return [s for s in (steps if isinstance(steps, list) else [steps]) if isinstance(s, Mapping)]
 
 
 def _build_types() -> dict[str, Any]:
@@ -468,7 +465,7 @@ class LangGraphRuntime:
 
     def _graph(self, script: Mapping[str, Any], run: _Run) -> Any:
         env = run.env
-        tools = [self._tool(str(name), _argument_names(script, str(name)), run)
+        tools = [self._tool(str(name), argument_names(script, str(name), MODEL_COMPONENT), run)
                  for name in (script.get("tools") or {})]
 
         def on_tool_error(error: Exception) -> str:
@@ -566,16 +563,6 @@ class LangGraphRuntime:
         final = (last or {}).get("messages") or [] if isinstance(last, Mapping) else []
         reply = _text_of(final[-1].content) if final and final[-1].type == "ai" else None
         return _report("completed", None, reply, None)
-
-
-def _argument_names(script: Mapping[str, Any], tool: str) -> list[str]:
-    """The argument names the script's model passes ``tool`` (its parameters)."""
-    names: list[str] = []
-    for step in _steps(script):
-        for call in step.get("tool_calls") or []:
-            if isinstance(call, Mapping) and call.get("name") == tool:
-                names += [str(k) for k in (call.get("args") or {}) if str(k) not in names]
-    return names
 
 
 def langgraph_runtime() -> LangGraphRuntime:

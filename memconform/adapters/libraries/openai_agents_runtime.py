@@ -64,7 +64,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memconform.adapters.contract import StoreError
-from memconform.adapters.libraries import library_versions, require, run_to_end
+from memconform.adapters.libraries import argument_names, library_versions, require, run_to_end
 from memconform.adapters.libraries import outcome_report as _report
 from memconform.adapters.libraries import run_error as _error_of
 from memconform.adapters.libraries import tell_outcome as _tell
@@ -301,7 +301,7 @@ class OpenAIAgentsRuntime:
                 text: str = agents.default_tool_error_function(ctx, error)
                 return text
 
-            _signed(agents, invoke, _argument_names(script, name))
+            _signed(agents, invoke, argument_names(script, name))
             return agents.function_tool(invoke, name_override=name, strict_mode=False,
                                         failure_error_function=on_error)
 
@@ -345,17 +345,6 @@ class OpenAIAgentsRuntime:
         except Exception as exc:  # the SDK's caller sees the run raise
             return _report("failed", None, None, _error_of(exc))
         return _report("completed", None, str(result.final_output), None)
-
-
-def _argument_names(script: Mapping[str, Any], tool: str) -> list[str]:
-    """The argument names the script's model passes ``tool`` (its parameters)."""
-    names: list[str] = []
-    for steps in (script.get("model") or {}).values():
-        for step in steps if isinstance(steps, list) else [steps]:
-            for call in (step.get("tool_calls") or []) if isinstance(step, Mapping) else []:
-                if isinstance(call, Mapping) and call.get("name") == tool:
-                    names += [str(k) for k in (call.get("args") or {}) if str(k) not in names]
-    return names
 
 
 def _signed(agents: Any, invoke: Any, names: Sequence[str]) -> None:

@@ -98,7 +98,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from memconform.adapters.contract import StoreError
-from memconform.adapters.libraries import library_versions, require, run_to_end
+from memconform.adapters.libraries import approval_ids, library_versions, require, run_to_end
 from memconform.adapters.libraries import outcome_report as _report
 from memconform.adapters.libraries import run_error as _error_of
 from memconform.adapters.libraries import tell_outcome as _tell
@@ -196,16 +196,7 @@ class _Run:
     def __init__(self, env: Any, thread: str, script: Mapping[str, Any]) -> None:
         self.env = env
         self.thread = thread
-        self.approvals = {
-            str(call.get("id")) for step in _steps(script)
-            for call in step.get("tool_calls") or []
-            if isinstance(call, Mapping) and call.get("needs_approval")
-        }
-
-
-def _steps(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    steps = (script.get("model") or {}).get(MODEL_COMPONENT) or []
-    return [s for s in (steps if isinstance(steps, list) else [steps]) if isinstance(s, Mapping)]
+        self.approvals = approval_ids(script, MODEL_COMPONENT)
 
 
 def _build_types() -> dict[str, Any]:
