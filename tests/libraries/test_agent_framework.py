@@ -28,22 +28,12 @@ from memconform.adapters.libraries.agent_framework import (
 )
 from memconform.adapters.libraries.servers import drop
 from memconform.adapters.registry import StoreURLError, open_store
-from memconform.steps.store import full_message
 from memconform.values import Message
+from tests.libraries.messages import FULL
+from tests.libraries.messages import ids as _ids
+from tests.libraries.messages import numbered as _msgs
 
-FULL = full_message("Checking the weather. \u202ertl\u202c e\u0301 😀 \x00")
 REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
-
-
-def _msgs(prefix: str, count: int, role: str = "user") -> list[Message]:
-    return [
-        Message(id=f"{prefix}{i}", role=role, text=f"{prefix} {i}")  # type: ignore[arg-type]
-        for i in range(count)
-    ]
-
-
-def _ids(messages: list[Message]) -> list[str]:
-    return [m.id for m in messages]
 
 
 def _redis_url() -> str:

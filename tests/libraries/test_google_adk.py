@@ -28,21 +28,10 @@ from memconform.adapters.libraries.google_adk import (
     open_in_memory,
 )
 from memconform.adapters.registry import StoreURLError, open_store
-from memconform.steps.store import full_message
 from memconform.values import Message
-
-FULL = full_message("Checking the weather. \u202ertl\u202c e\u0301 😀 \x00")
-
-
-def _msgs(prefix: str, count: int, role: str = "user") -> list[Message]:
-    return [
-        Message(id=f"{prefix}{i}", role=role, text=f"{prefix} {i}")  # type: ignore[arg-type]
-        for i in range(count)
-    ]
-
-
-def _ids(messages: list[Message]) -> list[str]:
-    return [m.id for m in messages]
+from tests.libraries.messages import FULL
+from tests.libraries.messages import ids as _ids
+from tests.libraries.messages import numbered as _msgs
 
 
 @pytest.fixture(params=["memory", "sqlite"])

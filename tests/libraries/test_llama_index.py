@@ -25,6 +25,7 @@ from memconform.adapters.libraries.llama_index import (
 from memconform.adapters.registry import StoreURLError, open_store
 from memconform.steps.store import full_message
 from memconform.values import Message
+from tests.libraries.messages import ids as _ids
 
 FULL = replace(
     full_message("  Checking the weather. \u202eRTL\u202c e\u0301 😀 \x00 "),
@@ -35,10 +36,6 @@ FULL = replace(
 def _run(value: Any) -> Any:
     """Each call on a fresh event loop, as the kit may do."""
     return asyncio.run(value)
-
-
-def _ids(messages: list[Message]) -> list[str]:
-    return [m.id for m in messages]
 
 
 def _batch(prefix: str, n: int) -> list[Message]:

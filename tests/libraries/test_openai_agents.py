@@ -25,20 +25,12 @@ from memconform.adapters.libraries.openai_agents import (
     open_sqlite_session,
 )
 from memconform.adapters.registry import StoreURLError, open_store
-from memconform.steps.store import full_message
 from memconform.values import Message
+from tests.libraries.messages import FULL
+from tests.libraries.messages import ids as _ids
+from tests.libraries.messages import numbered as _msgs
 
 SCHEMES = ("openai-agents+sqlite", "openai-agents+sqlalchemy")
-
-FULL = full_message("Checking the weather. \u202ertl\u202c e\u0301 😀 \x00")
-
-
-def _msgs(prefix: str, count: int) -> list[Message]:
-    return [Message(id=f"{prefix}{i}", role="user", text=f"{prefix} {i}") for i in range(count)]
-
-
-def _ids(messages: list[Message]) -> list[str]:
-    return [m.id for m in messages]
 
 
 def _append(store: AgentsSessionStore, thread: str, batch: list[Message]) -> None:
