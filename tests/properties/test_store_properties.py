@@ -127,12 +127,12 @@ def test_properties_find_shrink_and_export_the_mutant(mutant: Mutant, tmp_path: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-def test_the_thorough_setting_finds_nothing(store: str, tmp_path: Path) -> None:
-    options = ("--memconform-store", "memory://") if store == "memory" else ()
-    outcomes = run_suite(
-        PROPERTIES, tmp_path, *options, "--memconform-thoroughness", "thorough"
-    )
+def test_the_thorough_setting_finds_nothing(tmp_path: Path) -> None:
+    """On the durable reference (SQLite, the embedded default): the more examples
+    of the thorough setting find no divergence the default setting missed. The
+    in-process reference is held to the default setting by the other property
+    tests; the thorough run costs two and a half minutes of CPU per store."""
+    outcomes = run_suite(PROPERTIES, tmp_path, "--memconform-thoroughness", "thorough")
     assert outcomes
     assert {o["outcome"] for o in outcomes} == {"passed"}, outcomes
 
