@@ -64,6 +64,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "help": "also check the promises the store does not claim (durable, atomic-batch, "
         "concurrent-writers); their rules are reported informational, never counted",
     },
+    "--memconform-quick": {
+        "action": "store_true",
+        "help": "run the multi-process checks lighter: one round of writers released at "
+        "once (ST-033) and one kill during an append (ST-034) instead of three",
+    },
     "--memconform-thoroughness": {
         "choices": ("fast", "thorough"),
         "help": "how hard the property checks search (default: fast; thorough to certify)",

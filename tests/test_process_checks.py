@@ -237,3 +237,20 @@ def test_the_built_in_store_keeps_a_later_batch_after_what_a_reader_saw(tmp_path
     result = check_reads_during_writes(_sqlite(tmp_path), "r")
     assert result.passed, result.evidence
     assert "a second writer appending while the first was held" in result.evidence
+
+
+@pytest.mark.slow
+def test_a_quick_run_releases_one_round_of_writers(tmp_path: Path) -> None:
+    """``--quick`` (``--memconform-quick``) runs ST-033 with one released round
+    after the held writer: the same check with fewer processes."""
+    from tests.mutant_harness import run_suite
+
+    outcomes = run_suite(
+        "tests/features/test_store.py", tmp_path, "--memconform-store", _sqlite(tmp_path),
+        "--memconform-quick", "-m", "ST-033",
+    )
+    [row] = [o for o in outcomes if "ST-033" in o["rules"]]
+    assert row["outcome"] == "passed", row
+    evidence = str(row["message"])
+    assert "round 1: 3 writers released at the same instant" in evidence
+    assert "round 2" not in evidence

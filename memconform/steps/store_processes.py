@@ -38,6 +38,18 @@ def _timeout(request: pytest.FixtureRequest) -> float:
     return call_timeout(request.config)
 
 
+def _quick(request: pytest.FixtureRequest) -> bool:
+    """``--memconform-quick``: fewer processes (see :data:`QUICK`)."""
+    return bool(request.config.getoption("--memconform-quick"))
+
+
+QUICK = {"rounds": 1, "kills": 1}
+"""What a quick run changes: one released round of writers instead of two
+(ST-033; the held writer still runs first) and one kill during an append
+instead of three (ST-034's timed kills). A failure found is the same failure;
+a quick pass has met fewer moments."""
+
+
 @when(
     parsers.parse('one process writes to store thread "{name}" and is killed after acknowledging')
 )
@@ -72,6 +84,7 @@ def _concurrent(
         writers=writers,
         mutant=_mutant(request),
         timeout=_timeout(request),
+        **({"rounds": QUICK["rounds"]} if _quick(request) else {}),
     )
 
 
@@ -93,6 +106,7 @@ def _killed(
         capabilities=store.capabilities,
         mutant=_mutant(request),
         timeout=_timeout(request),
+        **({"kills": QUICK["kills"]} if _quick(request) else {}),
     )
 
 
