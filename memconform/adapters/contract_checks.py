@@ -460,21 +460,41 @@ def _released_round(
     return acks
 
 
+def _spawn_paused(job: Mapping[str, Any], row: int) -> tuple[subprocess.Popen[str], int, int]:
+    """``job``'s child with the kit's pause armed before the ``row``-th row it
+    writes (0: the first): the child, the descriptor it writes ``reached`` to
+    when it stops there (:func:`_wait_reached`), and the one that lets it go
+    (:func:`_let_go`)."""
+    reached_r, reached_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    proc = _spawn(
+        job,
+        extra_env={PAUSE_ENV: pause_env_value(row, reached_w, hold_r)},
+        pass_fds=(reached_w, hold_r),
+    )
+    os.close(reached_w)
+    os.close(hold_r)
+    return proc, reached_r, hold_w
+
+
+def _let_go(reached: int, hold: int) -> None:
+    """Let a child of :func:`_spawn_paused` go on (one that has ended is fine)
+    and close both descriptors."""
+    with contextlib.suppress(BrokenPipeError, OSError):
+        os.write(hold, b"g")
+    os.close(hold)
+    os.close(reached)
+
+
 def _held_phase(
     url: str, thread: str, size: int, mutant: str | None, timeout: float, notes: list[str]
 ) -> list[tuple[str, int, list[str]]]:
     """Writer 0 is held inside its batch at the row point while writer 1 appends
     to the same thread; then writer 0 is let go."""
-    reached_r, reached_w = os.pipe()
-    hold_r, hold_w = os.pipe()
     job = {"shared": thread, "own": None, "batches": 1, "size": size}
-    held = _spawn(
-        _job("writer", url, mutant, timeout, writer=0, **job),
-        extra_env={PAUSE_ENV: pause_env_value(1, reached_w, hold_r)},
-        pass_fds=(reached_w, hold_r),
+    held, reached_r, hold_w = _spawn_paused(
+        _job("writer", url, mutant, timeout, writer=0, **job), 1
     )
-    os.close(reached_w)
-    os.close(hold_r)
     other: subprocess.Popen[str] | None = None
     try:
         if _wait_reached(reached_r, timeout):
@@ -494,10 +514,7 @@ def _held_phase(
         with contextlib.suppress(subprocess.TimeoutExpired):
             other.wait(timeout=_GRACE)  # kept waiting by the held writer's lock: allowed
     finally:
-        with contextlib.suppress(BrokenPipeError, OSError):  # the held writer may have ended
-            os.write(hold_w, b"g")
-        os.close(hold_w)
-        os.close(reached_r)
+        _let_go(reached_r, hold_w)
     acks: list[tuple[str, int, list[str]]] = []
     for w, proc in ((0, held), (1, other)):
         if proc is None:
@@ -678,16 +695,10 @@ def _order_around_held(
     A writer the store refused (an optimistic lock) leaves the phase empty:
     writers at once are ST-033's to judge. ``(how, problems)``, or ``None`` when
     the store has no row point."""
-    reached_r, reached_w = os.pipe()
-    hold_r, hold_w = os.pipe()
     job = {"shared": thread, "own": None, "batches": 1, "size": size}
-    held = _spawn(
-        _job("writer", url, mutant, timeout, writer=0, **job),
-        extra_env={PAUSE_ENV: pause_env_value(0, reached_w, hold_r)},
-        pass_fds=(reached_w, hold_r),
+    held, reached_r, hold_w = _spawn_paused(
+        _job("writer", url, mutant, timeout, writer=0, **job), 0
     )
-    os.close(reached_w)
-    os.close(hold_r)
     other: subprocess.Popen[str] | None = None
     reached = False
     between: list[str] | None = None
@@ -703,10 +714,7 @@ def _order_around_held(
                     thread
                 ]
     finally:
-        with contextlib.suppress(BrokenPipeError, OSError):  # the held writer may have ended
-            os.write(hold_w, b"g")
-        os.close(hold_w)
-        os.close(reached_r)
+        _let_go(reached_r, hold_w)
         refusals = []
         for proc, what in ((held, "held writer"), (other, "writer 1")):
             if proc is None:
@@ -766,16 +774,11 @@ def _read_held(
     except _ChildError:
         _kill(reader, "a child of a check that went wrong")
         raise
-    reached_r, reached_w = os.pipe()
-    hold_r, hold_w = os.pipe()
-    proc = _spawn(
+    proc, reached_r, hold_w = _spawn_paused(
         _job("writer", url, mutant, timeout, writer=0, shared=thread, own=None, batches=2,
              size=size),
-        extra_env={PAUSE_ENV: pause_env_value(size + size // 2, reached_w, hold_r)},
-        pass_fds=(reached_w, hold_r),
+        size + size // 2,
     )
-    os.close(reached_w)
-    os.close(hold_r)
     line: dict[str, Any] | None = None
     held = False
     try:
@@ -784,10 +787,7 @@ def _read_held(
         if held:
             line = _read_line(reader, _GRACE)
     finally:
-        with contextlib.suppress(BrokenPipeError, OSError):
-            os.write(hold_w, b"g")
-        os.close(hold_w)
-        os.close(reached_r)
+        _let_go(reached_r, hold_w)
         try:
             _finish(proc, timeout * 4, "held writer")
         finally:
@@ -921,23 +921,17 @@ def _kill_at_row_point(
     ``kill_before`` of a batch; ``(how, ids found)`` (``None`` for the ids when
     the probe was invisible to another process), or ``None`` when the store
     never reached the row point."""
-    reached_r, reached_w = os.pipe()
-    hold_r, hold_w = os.pipe()
-    proc = _spawn(
+    proc, reached_r, hold_w = _spawn_paused(
         _job("kill-target", url, mutant, timeout, thread=thread, probe=probe, size=size,
              text_size=64),
-        extra_env={PAUSE_ENV: pause_env_value(1 + kill_before, reached_w, hold_r)},
-        pass_fds=(reached_w, hold_r),
+        1 + kill_before,
     )
-    os.close(reached_w)
-    os.close(hold_r)
     try:
         reached = _wait_reached(reached_r, timeout * 4)
         if reached:
             _kill(proc)
     finally:
-        os.close(reached_r)
-        os.close(hold_w)
+        _let_go(reached_r, hold_w)  # a killed writer reads nothing more
     if not reached:
         _finish(proc, timeout * 4, "writing")  # raises what went wrong, if anything
         return None

@@ -131,28 +131,36 @@ class RowByRow:
 
     capabilities = _CLAIMS
     checks_up_front = False
+    _file = "rows.db"
+    _columns = (
+        "position INTEGER PRIMARY KEY AUTOINCREMENT, thread TEXT NOT NULL, "
+        "id TEXT NOT NULL, body TEXT NOT NULL"
+    )
+    _order = "position"
+    """The file beside the store, the columns of its table ``rows``, and the order
+    of a read."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self._db = sqlite3.connect(
-            _beside(inner, "rows.db"), timeout=30, isolation_level=None,
+            _beside(inner, self._file), timeout=30, isolation_level=None,
             check_same_thread=False,
         )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS rows (position INTEGER PRIMARY KEY AUTOINCREMENT,"
-            " thread TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL)"
-        )
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS rows ({self._columns})")
 
     def _bad(self, message: Message) -> bool:
         return _has_lone_surrogate(message.text)
 
-    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+    def _refuse_repeated_ids(self, thread_id: str, batch: Sequence[Message]) -> None:
         stored = {m.id for m in self.messages(thread_id, include_uncommitted=True)}
         ids = [m.id for m in batch]
         if len(set(ids)) != len(ids) or stored & set(ids):
             raise DuplicateIdError("an id of the batch is repeated or already stored")
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self._refuse_repeated_ids(thread_id, batch)
         if self.checks_up_front and any(self._bad(m) for m in batch):
             raise UnsupportedValueError("a text holds a lone surrogate")
         for message in batch:
@@ -171,7 +179,7 @@ class RowByRow:
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
         rows = self._db.execute(
-            "SELECT body FROM rows WHERE thread = ? ORDER BY position", (thread_id,)
+            f"SELECT body FROM rows WHERE thread = ? ORDER BY {self._order}", (thread_id,)
         ).fetchall()
         got = [Message.from_json(json.loads(body)) for (body,) in rows]
         return _window(got, limit, include_uncommitted)
@@ -203,24 +211,16 @@ class StampedBeforeWrite(RowByRow):
     write: a batch whose append began first but was committed after another's
     lands before messages a reader in another process has already seen."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self._db = sqlite3.connect(
-            _beside(inner, "stamped.db"), timeout=30, isolation_level=None,
-            check_same_thread=False,
-        )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS rows (stamp INTEGER NOT NULL, n INTEGER NOT NULL,"
-            " thread TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL)"
-        )
+    _file = "stamped.db"
+    _columns = (
+        "stamp INTEGER NOT NULL, n INTEGER NOT NULL, thread TEXT NOT NULL, "
+        "id TEXT NOT NULL, body TEXT NOT NULL"
+    )
+    _order = "stamp, rowid"
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
         stamp = time.time_ns()  # the clock, read before anything is written
-        stored = {m.id for m in self.messages(thread_id, include_uncommitted=True)}
-        ids = [m.id for m in batch]
-        if len(set(ids)) != len(ids) or stored & set(ids):
-            raise DuplicateIdError("an id of the batch is repeated or already stored")
+        self._refuse_repeated_ids(thread_id, batch)
         if any(self._bad(m) for m in batch):
             raise UnsupportedValueError("a text holds a lone surrogate")
         self._db.execute("BEGIN")  # deferred: no lock is taken before the first row
@@ -235,15 +235,6 @@ class StampedBeforeWrite(RowByRow):
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-
-    def messages(
-        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
-    ) -> list[Message]:
-        rows = self._db.execute(
-            "SELECT body FROM rows WHERE thread = ? ORDER BY stamp, rowid", (thread_id,)
-        ).fetchall()
-        got = [Message.from_json(json.loads(body)) for (body,) in rows]
-        return _window(got, limit, include_uncommitted)
 
 
 def _mutant(name: str, cls: type, kills: str) -> Mutant:
