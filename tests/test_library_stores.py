@@ -22,7 +22,6 @@ import os
 import subprocess
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -40,7 +39,7 @@ from memconform.compliance import (
 )
 from memconform.properties.checks import __all__ as PROPERTY_CHECKS
 from memconform.reports import load_results
-from memconform.reports.results import Results
+from memconform.reports.results import Results, ScenarioEvidence
 from memconform.steps.common import PROMISES
 from tests.adapters_support import in_ci, require_server
 
@@ -199,7 +198,7 @@ def _agree(page: list[tuple[str, str]], now: list[tuple[str, str]]) -> bool:
                for (_, a), (_, b) in zip(page, now, strict=True))
 
 
-def _outcome(scenario: Any) -> str:
+def _outcome(scenario: ScenarioEvidence) -> str:
     timed = any(
         isinstance(call, dict) and call.get("kind") == "check"
         and call.get("passed") is False and call.get("deterministic") is False

@@ -38,16 +38,13 @@ def _timeout(request: pytest.FixtureRequest) -> float:
     return call_timeout(request.config)
 
 
-def _quick(request: pytest.FixtureRequest) -> bool:
-    """``--memconform-quick``: fewer processes (see :data:`QUICK`)."""
-    return bool(request.config.getoption("--memconform-quick"))
-
-
-QUICK = {"rounds": 1, "kills": 1}
-"""What a quick run changes: one released round of writers instead of two
-(ST-033; the held writer still runs first) and one kill during an append
-instead of three (ST-034's timed kills). A failure found is the same failure;
-a quick pass has met fewer moments."""
+def _when_quick(request: pytest.FixtureRequest, **fewer: int) -> dict[str, int]:
+    """``fewer`` on a quick run (``--memconform-quick``), else nothing, so the
+    check's own defaults hold. A quick run releases one round of writers instead
+    of two (ST-033; the held writer still runs first) and needs one kill during
+    an append instead of three (ST-034's timed kills): a failure found is the
+    same failure; a quick pass has met fewer moments."""
+    return fewer if request.config.getoption("--memconform-quick") else {}
 
 
 @when(
@@ -84,7 +81,7 @@ def _concurrent(
         writers=writers,
         mutant=_mutant(request),
         timeout=_timeout(request),
-        **({"rounds": QUICK["rounds"]} if _quick(request) else {}),
+        **_when_quick(request, rounds=1),
     )
 
 
@@ -106,7 +103,7 @@ def _killed(
         capabilities=store.capabilities,
         mutant=_mutant(request),
         timeout=_timeout(request),
-        **({"kills": QUICK["kills"]} if _quick(request) else {}),
+        **_when_quick(request, kills=1),
     )
 
 
