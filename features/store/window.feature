@@ -29,6 +29,12 @@ Feature: Store reads and history windows
       When the newest 6 messages of store thread "A" are read
       Then the store read returns messages 3 to 8 in append order
 
+    @ST-003
+    Scenario: Store window follows append order, not caller timestamps
+      When store thread "A" is appended 3 messages stamped with decreasing caller timestamps
+      And store thread "A" is appended 3 more messages stamped with earlier caller timestamps
+      Then the newest 4 messages of store thread "A" are "t1, u3, u2, u1"
+
     @ST-004
     Scenario: Store window of zero is empty
       Given store thread "A" holds 4 messages appended in batches of 2
