@@ -565,7 +565,7 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
 
     identity: dict[str, Any] = {"runtime": args.runtime or "memconform.simulator:Simulator"}
     if args.runtime:
-        identity["runtime_declares"] = _probe_runtime(args.runtime)
+        identity["runtime_declares"], identity["runtime_version"] = _probe_runtime(args.runtime)
     if args.store is not None:
         identity["store"] = redact_url(args.store)
         identity.update(_probe(args.store, args.timeout))
@@ -634,9 +634,12 @@ def _probe_now(url: str, timeout: float) -> dict[str, Any]:
     }
 
 
-def _probe_runtime(target: str) -> dict[str, Any]:
+def _probe_runtime(target: str) -> tuple[dict[str, Any], str | None]:
     """Build the runtime named ``module:factory`` once, as the suite will, and
-    return what it declares (``{"profiles", "policies"}``).
+    return what it declares (``{"profiles", "policies"}``) and its version: the
+    ``version`` text it names itself by (a framework adapter gives the
+    framework's distribution versions), ``None`` without one. The version only
+    labels the report; no verdict reads it.
 
     A name that resolves to nothing is a usage error; a module that does not
     import, a factory that raises, an object without ``execute`` and
@@ -684,8 +687,11 @@ def _probe_runtime(target: str) -> dict[str, Any]:
         policies = declared_policies(runtime)
     except ValueError as exc:
         raise _AdapterFailure(f"the runtime built by {target!r}: {exc}") from None
-    return {"profiles": sorted(profiles),
-            "policies": None if policies is None else sorted(policies)}
+    version = getattr(runtime, "version", None)
+    return (
+        {"profiles": sorted(profiles), "policies": None if policies is None else sorted(policies)},
+        version if isinstance(version, str) and version else None,
+    )
 
 
 def _store_identity(store: object) -> dict[str, str]:

@@ -38,6 +38,7 @@ class SavePolicyOnly:
     framework's does, refuses a profile it does not implement."""
 
     profiles = frozenset({"save-policy"})
+    version = "myframework==1.2.3"
 
     def __init__(self):
         self.inner = anvia_like_runtime()
@@ -154,6 +155,7 @@ def test_a_save_policy_runtime_is_judged_on_save_policy_alone(tmp_path: Path) ->
     classes = {c["name"]: c["status"] for c in results["runtime_classes"]}
     assert all(classes[p] == "not-claimed" for p in UNDECLARED)
     assert results["header"]["runtime"]["declares"]["profiles"] == ["save-policy"]
+    assert results["header"]["runtime"]["version"] == "myframework==1.2.3"  # a label only
 
 
 def test_a_selection_of_undeclared_profiles_alone_runs_nothing(tmp_path: Path) -> None:
