@@ -313,3 +313,25 @@ def test_a_run_past_its_time_is_killed_with_every_process_it_started(tmp_path: P
     # the pipes it shared with the group reached their end, so it has exited
     stat = Path(f"/proc/{pid}/stat")
     assert not stat.exists() or stat.read_text().split(") ", 1)[1].startswith("Z")
+
+
+def test_every_kept_finding_explains_a_failure_of_its_targets_kept_run() -> None:
+    """A finding whose rule the kept run no longer fails is stale: the page
+    would hide it, and its text would describe a failure nobody sees."""
+    from memconform.catalogue import load_catalogue
+    from memconform.compliance import kept_runs
+    from memconform.runtime_compliance import RUNTIME_TARGETS, kept_runtime_runs
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    names = {t.name for t in TARGETS} | {t.name for t in RUNTIME_TARGETS}
+    findings = load_findings(docs / "findings.toml", load_catalogue().ids, names)
+    runs = [*kept_runs(docs, TARGETS), *kept_runtime_runs(docs, RUNTIME_TARGETS)]
+    failing = {
+        (run.target.name, rule.id)
+        for run in runs if run.results is not None
+        for rule in run.results.rules
+        if rule.verdict in ("fail", "error", "warn")
+        or (rule.verdict == "informational" and rule.measured in ("fail", "error", "warn"))
+    }
+    stale = sorted(k for k in findings if k not in failing)
+    assert stale == [], f"findings for rules their target's kept run does not fail: {stale}"
