@@ -48,6 +48,15 @@ Feature: Strict-write same-turn fallback with continueOnFailure
       Then the strict-write memory of turn 1 holds 2 digests
       And the strict-write actions of turn 1 are ["task_failed_ai.labs.httpcalls", "task_failed_ai.labs.llm"]
 
+    @SW-007 @SW-008 @commit-flags @with-second-run
+    Scenario: Strict-write continueOnFailure leaves the failed task's writes uncommitted after the turn ends
+      Given the strict-write continueOnFailure setting is on
+      And the strict-write task "ai.labs.httpcalls" fails on its next call with "HTTP 500"
+      When the strict-write agent answers "pay my bill" and then "and now?"
+      Then the strict-write turn 1 ends in state "READY"
+      And everything the strict-write task "ai.labs.httpcalls" wrote in turn 1 is stored but uncommitted
+      And the strict-write output "notes" of turn 1 is not visible
+
   Rule: a graceful shutdown is never continued past
 
     @SW-028 @commit-flags

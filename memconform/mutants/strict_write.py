@@ -76,6 +76,30 @@ class CallerOnlyRedaction(Simulator):
         return super().execute(script, env)
 
 
+class _RecommitsAtTurnEnd(Executor):
+    """Once a turn that went on past a failure ends (not in ERROR), a "commit the
+    step" pass marks everything the turn wrote committed again, the failed
+    task's hidden writes and raw error included."""
+
+    def _run_turn(self, number: int, text: str, streaming: bool) -> dict[str, JSONValue]:
+        start = len(self._log)
+        out = super()._run_turn(number, text, streaming)
+        hidden = [m.id for m in self._log[start:] if not m.committed]
+        if hidden and out.get("state") != "ERROR":
+            self._set_committed(hidden, True)
+        return out
+
+
+class RecommitsAtTurnEnd(Simulator):
+    """The simulator, except that strict-write turns re-commit what they hid."""
+
+    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
+        """Strict-write scripts run broken; every other profile runs as usual."""
+        if script.get("profile") == PROFILE:
+            return _RecommitsAtTurnEnd(script, env).run()
+        return super().execute(script, env)
+
+
 class _StoreWrapper:
     """Delegates everything to the wrapped store."""
 
@@ -233,6 +257,15 @@ MUTANTS: list[Mutant] = [
         "digest in memory, so the next model request gets the secret too.",
         kills=frozenset({"SW-019", "SW-031"}),
         build=CallerOnlyRedaction,
+        profile=PROFILE,
+    ),
+    Mutant(
+        name="sw-recommits-at-turn-end",
+        kind="runtime",
+        doc="A turn that went on past a failure (continueOnFailure) ends with a pass that "
+        "commits everything the turn wrote, the failed task's hidden writes included.",
+        kills=frozenset({"SW-007", "SW-008"}),
+        build=RecommitsAtTurnEnd,
         profile=PROFILE,
     ),
     _digest("sw-digest-keeps-bearer", "The digest's secret filter misses Bearer tokens.",
