@@ -40,6 +40,13 @@ OUTSIDE_THE_PROJECTION = {
     "sp-run-error-hook-replaces-error": "no point's run_error hook fails (SP-016)",
     "sp-streamed-refusal-retried": "no point refuses an append while the run streams "
                                    "(SP-029)",
+    "sp-tool-calls-without-arguments": "the fingerprint resumes in the process that "
+                                       "suspended the run (SP-028, as above)",
+    "sp-history-from-own-memory": "each point runs on one runtime instance, which holds "
+                                  "what it appended (SP-031's fresh-instance scenario)",
+    "sp-ids-per-instance": "each point runs on one runtime instance, and ids are never "
+                           "compared (SP-021's fresh-instance scenario)",
+    "sp-last-tool-result-only": "no point's model calls two tools at once (SP-025)",
 }
 """Save-policy mutants whose only change the fingerprint does not compare, and why."""
 

@@ -57,7 +57,7 @@ def test_a_script_resumed_in_a_second_execute_call_is_one_observation() -> None:
     runtime = Simulator()
     try:
         observation = execute_with_resumes(runtime, _approval_script(), proxy,
-                                           in_process(runtime, proxy))
+                                           in_process(Simulator, proxy))
         assert [r["outcome"] for r in observation["runs"]] == ["suspended", "completed"]
         assert observation["timeline"] == proxy.timeline.to_json()
         assert len({m.id for m in proxy.messages("t")}) == len(proxy.messages("t")) == 5

@@ -236,6 +236,21 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | turn    | tool-error hook terminate |
         | run     | none                      |
 
+    @SP-025 @SP-006
+    Scenario Outline: Save-policy <policy> run stores both results of two tool calls made at once
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy model calls two tools at once in its first round
+      When the save-policy script is executed
+      Then every stored save-policy tool call has its result in the same batch
+      And the save-policy tools ran with the arguments the model gave their calls
+      And the save-policy appends are "<batches>"
+
+      Examples:
+        | policy  | batches                               |
+        | message | [user] [assistant,tool] [assistant]   |
+        | turn    | [user,assistant,tool] [assistant]     |
+        | run     | [user,assistant,tool,assistant]       |
+
   Rule: side effects are never rolled back
 
     @SP-022

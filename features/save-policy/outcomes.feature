@@ -89,6 +89,7 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
       Then save-policy run 1 ends "suspended"
       And save-policy run 2 ends "completed"
       And the save-policy appends are "<batches>"
+      And the save-policy tools ran with the arguments the model gave their calls
       And the resumed save-policy run 2 continued from the suspended run, its model seeing:
         | role | text              |
         | user | <prompt>          |

@@ -167,6 +167,21 @@ Feature: Save policies decide when a run's messages reach the store
         | assistant | <answer> |
         | user      | Thanks!  |
 
+    @SP-031 @SP-021 @with-second-run
+    Scenario: Save-policy run on a fresh runtime instance sees the history another instance stored
+      Given a save-policy agent with no save policy configured
+      And a later save-policy run sends "Thanks!" and gets the answer "You are welcome."
+      And every later save-policy run runs on a fresh runtime instance
+      When the save-policy script is executed
+      Then no save-policy append repeats a message id already in the thread
+      And the save-policy model saw at the first call of run 2:
+        | role      | text     |
+        | user      | <prompt> |
+        | assistant |          |
+        | tool      | notified |
+        | assistant | <answer> |
+        | user      | Thanks!  |
+
   Rule: the policy changes what is persisted, never what the run does
 
     @SP-003

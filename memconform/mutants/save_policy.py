@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from memconform.adapters.contract import StoreError
@@ -456,6 +457,72 @@ class _HistoryNotLoaded(SavePolicyExecutor):
         return []
 
 
+class _KeepingGateway(MemoryGateway):
+    """Remembers, in this executor's memory, every batch it appended."""
+
+    def __init__(self, env: Environment, thread: str) -> None:
+        super().__init__(env, thread)
+        self.kept: list[Message] = []
+
+    def append(self, batch: Sequence[Message]) -> None:
+        super().append(batch)
+        self.kept += batch
+
+
+class _HistoryFromOwnMemory(SavePolicyExecutor):
+    """Reads the thread from the store as it should, then shows the model the
+    messages this instance appended itself: right while one instance serves the
+    thread, empty on a fresh instance."""
+
+    gateway_class = _KeepingGateway
+
+    def load_history(self, run: RunState) -> list[Message]:
+        super().load_history(run)
+        assert isinstance(self.gateway, _KeepingGateway)
+        return list(self.gateway.kept)
+
+
+class _IdsPerInstance(SavePolicyExecutor):
+    """Numbers its messages from a counter of its own instance (m1, m2, ...):
+    unique while one instance serves the thread, repeated by the next one."""
+
+    counter = 0
+
+    def new_message(
+        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
+    ) -> Message:
+        message = super().new_message(run, role, text, parts)
+        self.counter += 1
+        renamed = replace(message, id=f"m{self.counter}")
+        run.new[-1] = run.view[-1] = renamed
+        return renamed
+
+
+class _ToolCallsWithoutArguments(SavePolicyExecutor):
+    """Stores an assistant's tool calls without their arguments (the tools run
+    in the run itself still get them; a resume reads the calls from the store)."""
+
+    def new_message(
+        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
+    ) -> Message:
+        if role == "assistant":
+            parts = tuple({k: v for k, v in p.items() if k != "args"}
+                          if isinstance(p, Mapping) and p.get("type") == "tool_call" else p
+                          for p in parts)
+        return super().new_message(run, role, text, parts)
+
+
+class _LastToolResultOnly(SavePolicyExecutor):
+    """A round's tool message keeps only the last of its tool results."""
+
+    def new_message(
+        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
+    ) -> Message:
+        if role == "tool" and len(parts) > 1:
+            parts = parts[-1:]
+        return super().new_message(run, role, text, parts)
+
+
 class _SwallowingGateway(MemoryGateway):
     def append(self, batch: Sequence[Message]) -> None:
         with contextlib.suppress(StoreError):
@@ -711,6 +778,22 @@ MUTANTS: list[Mutant] = [
              {"SP-016"}, _RunErrorHookReplacesError),
     _runtime("sp-history-not-loaded", "The model never sees the stored history.",
              {"SP-031"}, _HistoryNotLoaded),
+    _runtime("sp-history-from-own-memory",
+             "Reads the stored history, then shows the model only what this runtime "
+             "instance appended itself: a fresh instance shows none of it.",
+             {"SP-031"}, _HistoryFromOwnMemory),
+    _runtime("sp-ids-per-instance",
+             "Message ids come from a counter of the runtime instance, so the next "
+             "instance serving the thread repeats ids already stored.",
+             {"SP-021"}, _IdsPerInstance),
+    _runtime("sp-tool-calls-without-arguments",
+             "Stored tool calls lose their arguments: a resumed run runs the approved "
+             "tool without them.",
+             {"SP-028"}, _ToolCallsWithoutArguments),
+    _runtime("sp-last-tool-result-only",
+             "When the model calls several tools at once, the round's tool message keeps "
+             "only the last result.",
+             {"SP-025"}, _LastToolResultOnly),
     _runtime("sp-failed-append-swallowed",
              "A refused append is ignored and the run carries on as if stored.",
              {"SP-020"}, _FailedAppendSwallowed),

@@ -41,7 +41,7 @@ import re
 import sys
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -269,10 +269,23 @@ def store(request: pytest.FixtureRequest, raw_store: object) -> Iterator[Recordi
     proxy.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def runtime(request: pytest.FixtureRequest) -> Runtime:
-    """The runtime under test: the simulator, a ``--runtime`` factory or a mutant."""
-    return _runtime_under_test(request.config)
+    """The runtime under test (the simulator, a ``--runtime`` factory or a
+    mutant), built afresh for every scenario, as a new deployment would be:
+    nothing a runtime keeps in its own memory (an id counter, a cached history)
+    carries over from one scenario to the next, so no verdict depends on which
+    scenarios ran before it or were selected. The instance built at collection
+    (:func:`_runtime_under_test`) only answers what the runtime declares."""
+    _runtime_under_test(request.config)  # a runtime that cannot be built fails here
+    return _build_runtime(request.config)
+
+
+@pytest.fixture
+def runtime_factory(request: pytest.FixtureRequest) -> Callable[[], Runtime]:
+    """Builds further fresh instances of the runtime under test, for the parts
+    of a scenario the kit runs on a new instance (a resume, a later run)."""
+    return lambda: _build_runtime(request.config)
 
 
 def _runtime_under_test(config: pytest.Config) -> Runtime:

@@ -41,10 +41,10 @@ from memconform.steps.common import (
 )
 from memconform.steps.save_policy_resumes import (
     Later,
+    cut_points,
     execute_with_resumes,
     in_fresh_process,
     in_process,
-    resume_points,
 )
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Message
@@ -61,6 +61,9 @@ class SavePolicyCase:
     script: dict[str, Any]
     without_errors: bool = False
     extra_threads: list[str] = field(default_factory=list)
+    fresh_later: bool = False
+    """Every run after the first runs on a fresh runtime instance (in a fresh
+    process on a durable store): the kit's choice, not the script's."""
     point: str = "none"
     """The failure point: a store refusal is injected through the store handed
     to the runtime, never written into the script."""
@@ -194,6 +197,7 @@ def require_policies(
 
 def _execute(
     runtime: Runtime, script: dict[str, Any], proxy: RecordingStore, later: Later | None = None,
+    fresh_later: bool = False,
 ) -> dict[str, Any]:
     declared = declared_hooks(runtime)
     if declared is not None:
@@ -202,7 +206,7 @@ def _execute(
             unsupported(f"the runtime has no {', '.join(missing)} (it declares the hooks "
                         f"{', '.join(sorted(declared)) or 'none'})")
     start = len(proxy.timeline)
-    observation = execute_with_resumes(runtime, script, proxy, later)
+    observation = execute_with_resumes(runtime, script, proxy, later, fresh_later)
     observation["thread_under_test"] = script["thread"]
     observation["runtime_from"] = start
     observation["inputs"] = [run.get("input") for run in script.get("runs", [])]
@@ -285,6 +289,16 @@ def sp_retryable_failures(sp_case: SavePolicyCase, times: int, status: int) -> N
     sp_case.script["model"]["agent"][:0] = [failure] * times
 
 
+@given("the save-policy model calls two tools at once in its first round")
+def sp_two_calls(sp_case: SavePolicyCase) -> None:
+    """The first reply asks for a second tool beside the first (parallel calls):
+    both results belong in the round's batch, in call order."""
+    first = sp_case.script["model"]["agent"][0]
+    first["tool_calls"].append({"id": "call-log", "name": "log_contact",
+                                "args": {"order": "A-1", "channel": "e-mail"}})
+    sp_case.script["tools"]["log_contact"] = {"result": "logged"}
+
+
 @given("the save-policy tool call needs approval")
 def sp_needs_approval(sp_case: SavePolicyCase) -> None:
     """The model's tool call waits for a human approval."""
@@ -296,6 +310,13 @@ def sp_later_run(sp_case: SavePolicyCase, text: str, reply: str) -> None:
     """Another run on the same thread, answered without tools."""
     sp_case.script["runs"].append({"input": text})
     sp_case.script["model"]["agent"].append({"reply": reply})
+
+
+@given("every later save-policy run runs on a fresh runtime instance")
+def sp_fresh_later(sp_case: SavePolicyCase) -> None:
+    """Runs after the first start on a new runtime instance, as a new process
+    serving the thread would: only the store carries the history over."""
+    sp_case.fresh_later = True
 
 
 @given("a later save-policy run approves the pending tool call")
@@ -333,27 +354,29 @@ def sp_needs_errors(store: RecordingStore) -> None:
 
 @when("the save-policy script is executed", target_fixture="sp_observation")
 def sp_execute(
-    sp_case: SavePolicyCase, runtime: Runtime, store: RecordingStore, store_url: str,
-    raw_store: object, sp_proxies: Callable[..., RecordingStore], request: pytest.FixtureRequest,
+    sp_case: SavePolicyCase, runtime: Runtime, runtime_factory: Callable[[], Runtime],
+    store: RecordingStore, store_url: str, raw_store: object,
+    sp_proxies: Callable[..., RecordingStore], request: pytest.FixtureRequest,
 ) -> dict[str, Any]:
     """Run the script through the runtime under test, against the store under test
     (``unsupported`` when the runtime does not declare the script's policy). A
-    resume of a suspended run runs on a fresh runtime instance with the caller's
-    continuation (:mod:`memconform.steps.save_policy_resumes`): in a second fresh
-    process when the store is durable and the kit injects no refusal, else in a
-    second ``execute`` call of this process."""
+    resume of a suspended run, and with ``fresh_later`` every later run, runs on
+    a fresh runtime instance (a resume with the caller's continuation; see
+    :mod:`memconform.steps.save_policy_resumes`): in a second fresh process when
+    the store is durable and the kit injects no refusal, else in a second
+    ``execute`` call of this process on a new instance."""
     require_policies(request, runtime, [sp_case.script.get("save_policy")])
     inner = sp_case.store_for(raw_store, sp_case.script.get("save_policy"))
     proxy = store if inner is raw_store else sp_proxies(inner)
     later: Later | None = None
-    if resume_points(sp_case.script):
+    if cut_points(sp_case.script, sp_case.fresh_later):
         if inner is raw_store and "durable" in set(store.capabilities):
             options = runtime_options(request.config.getoption("--memconform-mutant"),
                                       request.config.getoption("--memconform-runtime"))
             later = in_fresh_process(store_url, options, proxy)
         else:
-            later = in_process(runtime, proxy)
-    return _execute(runtime, sp_case.script, proxy, later)
+            later = in_process(runtime_factory, proxy)
+    return _execute(runtime, sp_case.script, proxy, later, sp_case.fresh_later)
 
 
 @when("the save-policy script is executed under each save policy", target_fixture="sp_variants")
@@ -506,6 +529,23 @@ def sp_no_duplicates(sp_observation: dict[str, Any], store: RecordingStore) -> N
     stored = _read(store, _thread(sp_observation))
     texts = [(m.role, m.text) for m in stored]
     expect_equal("stored messages that repeat", [], [t for t in texts if texts.count(t) > 1])
+
+
+@then("no save-policy append repeats a message id already in the thread")
+@decides("SP-021")
+def sp_ids_new_in_thread(sp_observation: dict[str, Any]) -> None:
+    """Every append the runtime attempted (refused ones too, from the timeline)
+    carries only ids the thread did not already hold: a runtime numbering its
+    messages from a counter of its own instance repeats the ids an earlier
+    instance stored."""
+    held: set[str] = set()
+    repeated: list[str] = []
+    for entry in _stores(sp_observation, "append", _thread(sp_observation)):
+        ids = [str(m.get("id")) for m in entry["args"][1] if isinstance(m, Mapping)]
+        repeated += [i for i in ids if i in held]
+        if "raised" not in entry:
+            held.update(ids)
+    expect_equal("appended message ids already in the thread", [], repeated)
 
 
 @then("every stored save-policy tool call has its result in the same batch")
@@ -842,6 +882,28 @@ def sp_no_compensation(sp_variants: dict[str, dict[str, Any]]) -> None:
                      [name for name, _ in ran if name.startswith("undo_")])
         expect_equal(f"tools run under {policy}, against the calls the model asked for",
                      asked, ran)
+
+
+@then("the save-policy tools ran with the arguments the model gave their calls")
+@decides("SP-022", "SP-028")
+def sp_tool_arguments(sp_observation: dict[str, Any]) -> None:
+    """From the kit's timeline: every tool run carries the name and arguments of
+    the model's tool call it answers (a resumed run finds the approved call's
+    arguments in the store only, so a runtime that stored the call without
+    them runs the tool without them)."""
+    asked = {
+        str(c.get("id")): (c.get("name"), c.get("args", {}))
+        for e in sp_observation["timeline"]
+        if e["kind"] == "model" and isinstance(e.get("response"), Mapping)
+        for c in e["response"].get("tool_calls") or [] if isinstance(c, Mapping)
+    }
+    runs = [e for e in sp_observation["timeline"] if e["kind"] == "tool"]
+    if not runs:
+        raise Mismatch("tool runs", "at least one", "none")
+    expect_equal("tool runs (name and arguments) against the model's calls they answer",
+                 [asked.get(str(e.get("call_id")), ("a call the model made", None))
+                  for e in runs],
+                 [(e["name"], e.get("args")) for e in runs])
 
 
 @then("the save-policy ledger still holds the tool's effect")

@@ -33,6 +33,7 @@ from memconform.steps.child_runs import run_fresh
 __all__ = [
     "Later",
     "continuation_of",
+    "cut_points",
     "execute_with_resumes",
     "in_fresh_process",
     "in_process",
@@ -42,6 +43,17 @@ __all__ = [
 
 Later = Callable[[dict[str, Any], int], dict[str, Any]]
 """Runs a later part (the script, its lifetime number) and returns its observation."""
+
+
+def cut_points(script: Mapping[str, Any], fresh_later: bool = False) -> list[int]:
+    """Where the kit cuts ``script`` into parts, each later part on a fresh
+    runtime instance: every resume without a continuation, and with
+    ``fresh_later`` every run after the first (the kit's choice; the script
+    handed to the runtime says nothing of it)."""
+    if not fresh_later:
+        return resume_points(script)
+    runs = script.get("runs")
+    return list(range(1, len(runs))) if isinstance(runs, list) else []
 
 
 def resume_points(script: Mapping[str, Any]) -> list[int]:
@@ -85,12 +97,14 @@ def later_part(
     entries: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """The runs ``begin:end`` of ``script``, the first resuming with
-    ``continuation``; model steps go on after the calls on ``entries`` (the
-    earlier parts' timeline), tool outcomes and hook answers given as lists too
-    (a single outcome answers every call)."""
+    ``continuation`` when it is a resume; model steps go on after the calls on
+    ``entries`` (the earlier parts' timeline), tool outcomes and hook answers
+    given as lists too (a single outcome answers every call)."""
     part = copy.deepcopy(dict(script))
     runs = list(part["runs"])[begin:end]
-    runs[0] = {**runs[0], "resume": {**runs[0]["resume"], "continuation": dict(continuation)}}
+    if isinstance(runs[0].get("resume"), Mapping):
+        runs[0] = {**runs[0],
+                   "resume": {**runs[0]["resume"], "continuation": dict(continuation)}}
     part["runs"] = runs
     used = _used(entries)
     model = part.get("model")
@@ -110,13 +124,15 @@ def later_part(
     return part
 
 
-def in_process(runtime: Runtime, proxy: RecordingStore) -> Later:
-    """Run a later part in this process: a second ``execute`` call on ``proxy``,
-    its environment giving ids of the part's own lifetime."""
+def in_process(build: Callable[[], Runtime], proxy: RecordingStore) -> Later:
+    """Run a later part in this process on a runtime instance ``build`` makes
+    afresh (nothing the earlier instance kept in its own memory reaches it):
+    an ``execute`` call on ``proxy``, its environment giving ids of the part's
+    own lifetime."""
     def later(part: dict[str, Any], lifetime: int) -> dict[str, Any]:
         def ready(env: Environment) -> None:
             env.ids = IdSource(lifetime)
-        return dict(observe(runtime, part, proxy, ready))
+        return dict(observe(build(), part, proxy, ready))
     return later
 
 
@@ -136,11 +152,13 @@ def in_fresh_process(store_url: str, options: list[str], proxy: RecordingStore) 
 
 def execute_with_resumes(
     runtime: Runtime, script: Mapping[str, Any], proxy: RecordingStore, later: Later | None,
+    fresh_later: bool = False,
 ) -> dict[str, Any]:
-    """Execute ``script``: whole when it resumes nothing (or ``later`` is
-    ``None``), else in parts, each later part by ``later``. The observation is
-    every part's: runs and ledger concatenated, the timeline of ``proxy``."""
-    cuts = resume_points(script) if later is not None else []
+    """Execute ``script``: whole when it is not cut (see :func:`cut_points`;
+    never when ``later`` is ``None``), else in parts, each later part by
+    ``later``. The observation is every part's: runs and ledger concatenated,
+    the timeline of ``proxy``."""
+    cuts = cut_points(script, fresh_later) if later is not None else []
     if not cuts:
         return dict(observe(runtime, script, proxy))
     assert later is not None

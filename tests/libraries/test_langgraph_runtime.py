@@ -259,7 +259,8 @@ def _resumed(script: dict[str, Any], store: MemoryStore) -> dict[str, Any]:
     proxy = RecordingStore(store)
     runtime = langgraph_sync_runtime()
     try:
-        return execute_with_resumes(runtime, script, proxy, in_process(runtime, proxy))
+        return execute_with_resumes(runtime, script, proxy,
+                                    in_process(langgraph_sync_runtime, proxy))
     finally:
         proxy.close()
 

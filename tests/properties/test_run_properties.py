@@ -45,6 +45,15 @@ NOT_CAUGHT: dict[str, str] = {
     "sp-resume-from-process-memory": "needs a resume in another process; the generated "
                                      "scripts run whole in one process (the resumed-run "
                                      "scenarios resume in a fresh one)",
+    "sp-tool-calls-without-arguments": "needs a resume that reads the pending call from the "
+                                       "store, in another process (as above)",
+    "sp-history-from-own-memory": "needs a later run on a fresh runtime instance; the "
+                                  "generated scripts run whole on one (the fresh-instance "
+                                  "scenario of SP-031 starts one)",
+    "sp-ids-per-instance": "needs a later run on a fresh runtime instance (as above)",
+    "sp-last-tool-result-only": "needs several tool calls in one round; the generated "
+                                "rounds call one tool (the two-calls scenarios of SP-025 "
+                                "make two)",
 }
 """Save-policy mutants the generated runs do not catch, and why."""
 
