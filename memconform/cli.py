@@ -587,8 +587,14 @@ def _probe(url: str, timeout: float) -> dict[str, Any]:
     def work() -> None:
         try:
             done.set_result(_probe_now(url, timeout))
-        except BaseException as exc:  # handed to the caller, never lost
+        except Exception as exc:  # handed to the caller, never lost
             done.set_exception(exc)
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the store
+            what = f"SystemExit({exc.code!r})" if isinstance(exc, SystemExit) else repr(exc)
+            done.set_exception(_AdapterFailure(
+                f"cannot open the store: it raised {what} while the kit opened it, as if to "
+                "end the kit's process"
+            ))
 
     threading.Thread(target=work, name="memconform-probe", daemon=True).start()
     try:
@@ -675,18 +681,23 @@ def _probe_runtime(target: str) -> tuple[dict[str, Any], str | None]:
         raise _AdapterFailure(
             f"the runtime factory {target!r} raised {type(exc).__name__}: {exc}"
         ) from None
-    missing_parts = [n for n in ("execute", "profiles") if not hasattr(runtime, n)]
-    if missing_parts:
-        raise _AdapterFailure(
-            f"the runtime built by {target!r} has no {' and no '.join(missing_parts)}"
-        )
     from memconform.simulator.runtime import declared_policies, declared_profiles
 
     try:
+        missing_parts = [n for n in ("execute", "profiles") if not hasattr(runtime, n)]
+        if missing_parts:
+            raise _AdapterFailure(
+                f"the runtime built by {target!r} has no {' and no '.join(missing_parts)}"
+            )
         profiles = declared_profiles(runtime)
         policies = declared_policies(runtime)
     except ValueError as exc:
         raise _AdapterFailure(f"the runtime built by {target!r}: {exc}") from None
+    except Exception as exc:  # a declaration that raises is the adapter's failure
+        raise _AdapterFailure(
+            f"the runtime built by {target!r} raised {type(exc).__name__} when asked what "
+            f"it declares: {exc}"
+        ) from None
     version = getattr(runtime, "version", None)
     return (
         {"profiles": sorted(profiles), "policies": None if policies is None else sorted(policies)},

@@ -104,3 +104,22 @@ def test_the_readme_counts_the_files_a_run_writes(tmp_path: Path) -> None:
     assert said[1] == numbers[len(written)], written
     for name in written:
         assert f"| `{name}` |" in readme, f"the README's table names {name}"
+
+
+def test_a_store_ending_the_process_while_opened_is_an_adapter_error(tmp_path: Path) -> None:
+    """A store whose constructor calls sys.exit(0) must not end the run with exit 0
+    and no report: it is the adapter's error, with a report saying so."""
+    (tmp_path / "exiting_store.py").write_text(
+        "import sys\n\nclass Exiting:\n    def __init__(self):\n        sys.exit(0)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "memconform", "run", "--out", str(tmp_path / "report"),
+         "--store", "exiting_store:Exiting", "--rule", "ST-001"],
+        capture_output=True, text=True, check=False, cwd=tmp_path, timeout=600,
+        env={**os.environ, "CI": "true", "PYTHONPATH": os.pathsep.join([str(tmp_path),
+                                                                      str(ROOT)])},
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "raised SystemExit(0) while the kit opened it" in done.stdout + done.stderr
+    assert (tmp_path / "report" / "results.json").is_file()
