@@ -51,3 +51,23 @@ def oldest_window() -> _OldestWindow:
 
 def adapter_window() -> _AdapterWindow:
     return _AdapterWindow()
+
+
+class _FirstListingReversed(MemoryStore):
+    """Answers the first ``facts()`` listing of several facts that the generated
+    comparison asks for in reverse, and every later one right,
+    as a store whose order depends on a clock does once: the replay of the same
+    operations does not diverge again."""
+
+    reversed_once = False
+
+    def facts(self, scope: str) -> list[Any]:
+        answer = super().facts(scope)
+        if scope.startswith("prop") and len(answer) > 1 and not self.reversed_once:
+            self.reversed_once = True  # the generated comparison's scopes only
+            return answer[::-1]
+        return answer
+
+
+def first_listing_reversed() -> _FirstListingReversed:
+    return _FirstListingReversed()

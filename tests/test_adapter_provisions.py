@@ -53,3 +53,16 @@ def test_a_rule_held_only_by_the_adapters_window_is_never_a_pass(tmp_path: Path)
     # library happened to pass it: ST-004's zero window)
     kept = {r for r, v in bare.items() if v == "pass"}
     assert {r for r in kept if adapted[r] not in ("pass", "adapter-provided")} == set()
+
+
+def test_a_divergence_the_replay_does_not_repeat_is_charged_to_the_rule_it_broke(
+    tmp_path: Path,
+) -> None:
+    """Hypothesis reports that it could not repeat the failure (here a
+    FlakyFailure; a FlakyStrategyDefinition, which carries no divergence, is
+    what LangGraph's SqliteStore gives); the kit charges the rules of the first
+    divergence it saw (the facts listing, ST-028), not every rule the generated
+    comparison covers."""
+    verdicts = _verdicts(tmp_path, "first_listing_reversed")
+    failed = {rule for rule, verdict in verdicts.items() if verdict == "fail"}
+    assert failed == {"ST-028"}, failed

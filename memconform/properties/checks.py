@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 from memconform.adapters.contract import Capability
@@ -19,6 +20,7 @@ from memconform.fingerprint import declared_hooks
 from memconform.properties.runs import RULES, run_property
 from memconform.properties.settings import SETTINGS
 from memconform.properties.store_model import (
+    SEEN,
     Divergence,
     KeyedModel,
     MessageModel,
@@ -56,10 +58,26 @@ def _tagged(rule_ids: list[str]) -> Callable[[F], F]:
     return apply
 
 
+class NotRepeatable(Divergence):
+    """A divergence the replay of the same operations did not show again: the
+    store's answers depend on something besides the operations (a clock, timing).
+    It is charged to the rules of the first divergence seen, as any divergence."""
+
+
 def _run(model: type[Any], store: RecordingStore, request: pytest.FixtureRequest) -> None:
     thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
+    SEEN.clear()
     try:
         run_state_machine_as_test(model_for(store, model), settings=SETTINGS[thoroughness])
+    except Flaky as flaky:
+        if not SEEN:
+            raise
+        first = SEEN[0]
+        raise NotRepeatable(
+            first.rules, "the store answered differently when the same operations were "
+            f"replayed (not repeatable; {type(flaky).__name__}); the first divergence: "
+            f"{first.what}", first.expected, first.observed, first.steps,
+        ) from flaky
     except Divergence as found:
         smaller = minimise(store, found)
         if smaller is found:

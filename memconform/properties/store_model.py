@@ -96,6 +96,13 @@ class Divergence(AssertionError):
         self.steps = list(steps)
 
 
+SEEN: list[Divergence] = []
+"""Every divergence the models raised, in order (:func:`memconform.properties.
+checks` empties it before a search): when a replay does not diverge again,
+Hypothesis reports only that it could not repeat the failure, and the first
+divergence seen still names the rules it broke."""
+
+
 def _windows(size: int) -> list[int]:
     """Window sizes worth asking a thread of ``size`` messages for: every size up to
     eight, and the sizes around the thread's own length."""
@@ -232,7 +239,9 @@ class _Model(RuleBasedStateMachine):
         self, rules: tuple[str, ...], what: str, expected: Any, observed: Any
     ) -> None:
         if not same_value(expected, observed):
-            raise Divergence(rules, what, expected, observed, self.steps)
+            found = Divergence(rules, what, expected, observed, self.steps)
+            SEEN.append(found)
+            raise found
 
     def compare(
         self, rules: tuple[str, ...], what: str,
