@@ -15,7 +15,7 @@ import pytest
 
 from memconform.adapters.contract import Capability
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
+from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.catalogue import load_catalogue
 from memconform.reports.verdict import build_results
 from memconform.simulator.runtime import (
@@ -53,6 +53,11 @@ class OneName(SavePolicyOnly):
 
 class Misspelt(SavePolicyOnly):
     profiles = frozenset({"save-policy", "strict_write"})
+
+class RaisingProfiles(SavePolicyOnly):
+    @property
+    def profiles(self):
+        raise RuntimeError("profiles exploded")
 '''
 
 
@@ -102,7 +107,8 @@ def test_a_script_of_an_undeclared_profile_never_reaches_the_runtime() -> None:
                                                  r"\(its profiles: turns\)"):
         observe(TurnsOnly(), {"schema": SCRIPT_SCHEMA, "profile": "strict-write"}, proxy)
     assert called == []
-    observe(TurnsOnly(), {"schema": SCRIPT_SCHEMA, "profile": "turns"}, proxy)
+    with pytest.raises(AdapterContractError, match=r"observation-turns\.schema\.json"):
+        observe(TurnsOnly(), {"schema": SCRIPT_SCHEMA, "profile": "turns"}, proxy)  # {}
     assert called == ["turns"]
     proxy.close()
 
@@ -179,3 +185,10 @@ def test_a_malformed_profiles_declaration_is_the_adapters_error(
                            "--rule", "SP-001")
     assert code == 3, output
     assert said in output
+
+
+def test_a_declaration_that_raises_is_the_adapters_error(tmp_path: Path) -> None:
+    code, _, output = _run(tmp_path, "--runtime", "declaring_profiles:RaisingProfiles",
+                           "--rule", "SP-001")
+    assert code == 3, output
+    assert "raised RuntimeError when asked what it declares: profiles exploded" in output

@@ -174,6 +174,12 @@ class _Worker:
 _ABANDONED: list[Future[Any]] = []
 
 
+def abandon(call: Future[Any]) -> None:
+    """Count ``call`` (a runtime's ``execute`` the kit stopped waiting for) with
+    the abandoned store calls: the process must not wait for it at exit."""
+    _ABANDONED.append(call)
+
+
 def abandoned_calls() -> int:
     """How many store calls the kit gave up waiting for are still running in
     their threads (nothing can stop them; the process must not wait for them

@@ -63,7 +63,13 @@ from memconform import measurement
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.adapters.registry import StoreURLError, open_store, resolve_runtime
 from memconform.simulator.environment import Environment, IdSource, ScriptError
-from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, Simulator, observe
+from memconform.simulator.runtime import (
+    SCRIPT_SCHEMA,
+    Runtime,
+    Simulator,
+    limit_execute,
+    observe,
+)
 from memconform.simulator.save_policy_script import VARIANTS
 from memconform.values import JSONValue
 
@@ -246,6 +252,12 @@ def _show(proxy: RecordingStore, args: argparse.Namespace) -> dict[str, JSONValu
     return shown
 
 
+CHILD_EXECUTE_LIMIT = 100.0
+"""Seconds a runtime's ``execute`` may take in this process: below the parent's
+limit on the whole child (120 s), so a hung runtime ends the child with its
+adapter error (exit 3) instead of being killed without a word."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; see the module docstring."""
     args = _parser().parse_args(argv)
@@ -288,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             answer: dict[str, JSONValue] = _show(proxy, args)
         else:
             runtime = _runtime(args.runtime, args.mutant)
+            limit_execute(CHILD_EXECUTE_LIMIT)
             if script is None:
                 script = build_resume_script(str(args.namespace), str(args.job), world)
             answer = observe(runtime, script, proxy, _env_ready(proxy, args.lifetime))

@@ -31,13 +31,14 @@ import json
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from memconform import measurement
 from memconform.adapters.fresh_process import fresh_environment, python_command
-from memconform.adapters.proxy import AdapterContractError
+from memconform.adapters.proxy import TIMED_OUT, AdapterContractError, AdapterTimeoutError
 from memconform.steps.common import Mismatch
 
 __all__ = ["CHILD_TIMEOUT", "run_fresh", "run_killed", "runtime_options"]
@@ -155,10 +156,38 @@ def run_killed(
 
 
 def _until_killed(proc: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
-    """Read the child's lines until its kill report (then SIGKILL it) or its end."""
+    """Read the child's lines until its kill report (then SIGKILL it) or its end;
+    a child still running after :data:`CHILD_TIMEOUT` (a hung runtime or store
+    that prints nothing) is killed, so reading never waits for ever."""
     assert proc.stdout is not None
     assert proc.stderr is not None
     found: dict[str, Any] = {}
+    fired = threading.Event()
+
+    def give_up() -> None:
+        fired.set()
+        proc.kill()
+
+    watchdog = threading.Timer(CHILD_TIMEOUT, give_up)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        read = _read_until_killed(proc, found)
+    finally:
+        watchdog.cancel()
+    if fired.is_set():
+        measurement.note_killed("the killed process (hung)")
+        raise AdapterTimeoutError(
+            "killed process", f"{TIMED_OUT} {CHILD_TIMEOUT:g} s: the process running the "
+            "script neither reached the kill point nor ended, and printed nothing")
+    return read
+
+
+def _read_until_killed(
+    proc: subprocess.Popen[str], found: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     for line in proc.stdout:
         try:
             data = json.loads(line)

@@ -73,6 +73,7 @@ from memconform.simulator.runtime import (
     Simulator,
     declared_policies,
     declared_profiles,
+    limit_execute,
     profile_declared,
 )
 from memconform.steps.common import (
@@ -173,8 +174,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         raise AdapterTimeoutError("store", f"not called: {stopped}")
 
 
+EXECUTE_TIMEOUTS = 15
+"""A runtime's ``execute`` may take this many store-call timeouts."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _SESSION.stopped = None
+    limit_execute(EXECUTE_TIMEOUTS * call_timeout(config))
     deadline = config.getoption("--memconform-deadline")
     if deadline is not None:
         config.stash[_DEADLINE] = (time.monotonic() + float(deadline), float(deadline))
@@ -351,10 +357,14 @@ def _runtime_declares(config: pytest.Config, runtime: object) -> None:
         profiles = declared_profiles(runtime)
     except (TypeError, ValueError) as exc:
         raise AdapterContractError("profiles", str(exc)) from None
+    except Exception as exc:
+        raise AdapterContractError("profiles", f"raised {type(exc).__name__}: {exc}") from None
     try:
         policies = declared_policies(runtime)
     except (TypeError, ValueError) as exc:
         raise AdapterContractError("policies", str(exc)) from None
+    except Exception as exc:
+        raise AdapterContractError("policies", f"raised {type(exc).__name__}: {exc}") from None
     config.stash[_RUNTIME_DECLARES] = {
         "profiles": sorted(profiles),
         "policies": None if policies is None else sorted(policies),

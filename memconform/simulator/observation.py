@@ -1,0 +1,121 @@
+"""The shape check of a runtime's answer: before any rule reads an observation,
+it must match its profile's published schema (``spec/schemas/observation-
+<profile>.schema.json``), the claims (``x-claims``: what a runtime says of its
+own internals, optional) left out: no verdict rests on them, their shape neither.
+
+An answer missing a field, or holding a value of the wrong kind, is the
+adapter's error (exit 3) naming the first place it breaks, never a crash of the
+kit inside a step that reads it, nor a failure charged to a rule. The check
+reads only the shape; no verdict rests on what the answer says.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+
+from memconform.adapters.proxy import AdapterContractError
+from memconform.resources import spec_dir
+
+__all__ = ["check_observation"]
+
+
+@functools.cache
+def _validator(profile: str) -> tuple[Any, tuple[str, ...]] | None:
+    """The profile's validator and its claims (``x-claims`` paths)."""
+    path = spec_dir() / "schemas" / f"observation-{profile}.schema.json"
+    if not path.is_file():
+        return None
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    claims = tuple(str(c) for c in schema.get("x-claims", ()))
+    leaves = {c.rsplit(".", 1)[-1].removesuffix("[]") for c in claims}
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(_optional(schema, leaves)), claims
+
+
+def _optional(schema: Any, names: set[str]) -> Any:
+    """``schema`` with ``names`` (the claims) dropped from every ``required``."""
+    if isinstance(schema, list):
+        return [_optional(item, names) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {k: _optional(v, names) for k, v in schema.items()}
+    if isinstance(out.get("required"), list):
+        out["required"] = [n for n in out["required"] if n not in names]
+    return out
+
+
+def _without(value: Any, path: list[str]) -> Any:
+    """``value`` less the claim at ``path`` (``runs[]``, ``model_calls``, ...)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    many = head.endswith("[]")
+    key = head[:-2] if many else head
+    if not isinstance(value, Mapping) or key not in value:
+        return value
+    out = dict(value)
+    if not rest:
+        del out[key]
+    elif many and isinstance(out[key], list):
+        out[key] = [_without(item, rest) for item in out[key]]
+    elif not many:
+        out[key] = _without(out[key], rest)
+    return out
+
+
+def _not_json(value: Any, where: str, depth: int = 0) -> str | None:
+    """Where ``value`` holds something JSON cannot carry (a set, an object, a
+    NaN, a non-string key, a cycle past any sane depth), or ``None``."""
+    if depth > 200:
+        return f"{where}: nested deeper than 200 levels (a cycle?)"
+    if value is None or isinstance(value, bool | str | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where}: {value!r} is not a JSON number"
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where}: key {key!r} is not a string"
+            found = _not_json(item, f"{where}.{key}", depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _not_json(item, f"{where}[{i}]", depth + 1)
+            if found:
+                return found
+        return None
+    return f"{where}: a {type(value).__name__} is not a JSON value"
+
+
+def check_observation(observation: Mapping[str, Any]) -> None:
+    """Raise :class:`AdapterContractError` (method ``execute``) when the
+    observation is not JSON or does not match its profile's schema."""
+    problem = _not_json(observation, "observation")
+    if problem:
+        if len(problem) > 300:
+            problem = problem[:140] + " … " + problem[-140:]
+        raise AdapterContractError("execute", f"returned an answer that is not JSON: {problem}")
+    found = _validator(str(observation.get("profile")))
+    if found is None:
+        return
+    validator, claims = found
+    judged: Any = observation
+    for claim in claims:  # what a runtime says of itself decides nothing, its shape neither
+        judged = _without(judged, claim.split("."))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(judged))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(the answer)"
+        raise AdapterContractError(
+            "execute",
+            f"returned an observation that does not match "
+            f"observation-{observation.get('profile')}.schema.json at {where}: "
+            f"{error.message[:300]}",
+        )
