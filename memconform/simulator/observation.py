@@ -1,7 +1,10 @@
 """The shape check of a runtime's answer: before any rule reads an observation,
-it must match its profile's published schema (``spec/schemas/observation-
-<profile>.schema.json``), the claims (``x-claims``: what a runtime says of its
-own internals, optional) left out: no verdict rests on them, their shape neither.
+it must be JSON, and each field it gives must be of the kind its profile's
+published schema (``spec/schemas/observation-<profile>.schema.json``) says; its
+runs (turns, responses) must be there and a run must say its outcome
+(:data:`REQUIRED`). The claims (``x-claims``: what a
+runtime says of its own internals, optional) are left out: no verdict rests on
+them, their shape neither.
 
 An answer missing a field, or holding a value of the wrong kind, is the
 adapter's error (exit 3) naming the first place it breaks, never a crash of the
@@ -33,20 +36,27 @@ def _validator(profile: str) -> tuple[Any, tuple[str, ...]] | None:
         return None
     schema = json.loads(path.read_text(encoding="utf-8"))
     claims = tuple(str(c) for c in schema.get("x-claims", ()))
-    leaves = {c.rsplit(".", 1)[-1].removesuffix("[]") for c in claims}
     cls = jsonschema.validators.validator_for(schema)
-    return cls(_optional(schema, leaves)), claims
+    return cls(_optional(schema)), claims
 
 
-def _optional(schema: Any, names: set[str]) -> Any:
-    """``schema`` with ``names`` (the claims) dropped from every ``required``."""
+REQUIRED = frozenset({"runs", "turns", "responses", "outcomes", "outcome"})
+"""The fields an answer must give wherever its schema has them: its runs, turns,
+responses or outcomes, and what each run's caller is told; every other field a
+schema lists may be left out, as a
+framework's runtime has no run ids or event lists of its own, and is read as
+absent. A field given must be of its schema's kind."""
+
+
+def _optional(schema: Any) -> Any:
+    """``schema`` with every ``required`` cut down to :data:`REQUIRED`."""
     if isinstance(schema, list):
-        return [_optional(item, names) for item in schema]
+        return [_optional(item) for item in schema]
     if not isinstance(schema, Mapping):
         return schema
-    out = {k: _optional(v, names) for k, v in schema.items()}
+    out = {k: _optional(v) for k, v in schema.items()}
     if isinstance(out.get("required"), list):
-        out["required"] = [n for n in out["required"] if n not in names]
+        out["required"] = [n for n in out["required"] if n in REQUIRED]
     return out
 
 
