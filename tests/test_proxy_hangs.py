@@ -141,3 +141,34 @@ def test_a_large_batch_gets_one_timeout_per_started_thousand_messages() -> None:
         hanging.release()
         small.close()
         large.close()
+
+
+class _Unreadable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("str failed")
+
+
+class _Raising(MemoryStore):
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__()
+        self.exc = exc
+
+    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
+        raise self.exc
+
+
+@pytest.mark.parametrize(("exc", "complaint"), [
+    (_Unreadable(), "raised _Unreadable whose message cannot be read"),
+    (SystemExit(0), "raised SystemExit, which only the kit's own process may raise"),
+    (KeyboardInterrupt(), "raised KeyboardInterrupt, which only the kit's own process"),
+], ids=["unprintable", "system-exit", "keyboard-interrupt"])
+def test_what_no_store_may_raise_is_the_adapters_error(
+    exc: BaseException, complaint: str
+) -> None:
+    proxy = RecordingStore(_Raising(exc), timeout=5)
+    try:
+        with pytest.raises(AdapterContractError, match=r"^messages: ") as raised:
+            proxy.messages("t")
+        assert complaint in str(raised.value)
+    finally:
+        proxy.close()

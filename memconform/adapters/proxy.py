@@ -339,8 +339,20 @@ class RecordingStore:
         except Exception as exc:
             if self.hangs is not None:
                 self.hangs.returned(method)
+            try:
+                str(exc)
+            except Exception:
+                raise AdapterContractError(
+                    method, f"raised {type(exc).__name__} whose message cannot be read "
+                    "(its __str__ raised)") from None
             mark_raised_by(exc, method)
             raise
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt... out of the store
+            if self.hangs is not None:
+                self.hangs.returned(method)
+            raise AdapterContractError(
+                method, f"raised {type(exc).__name__}, which only the kit's own process may "
+                "raise (it would end the run)") from None
         if self.hangs is not None:
             self.hangs.returned(method)
         return value
