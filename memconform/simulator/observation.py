@@ -49,12 +49,13 @@ absent. A field given must be of its schema's kind."""
 
 
 def _optional(schema: Any) -> Any:
-    """``schema`` with every ``required`` cut down to :data:`REQUIRED`."""
+    """``schema`` with every ``required`` cut down to :data:`REQUIRED`, except
+    under ``not``, where a ``required`` forbids a field instead."""
     if isinstance(schema, list):
         return [_optional(item) for item in schema]
     if not isinstance(schema, Mapping):
         return schema
-    out = {k: _optional(v) for k, v in schema.items()}
+    out = {k: v if k == "not" else _optional(v) for k, v in schema.items()}
     if isinstance(out.get("required"), list):
         out["required"] = [n for n in out["required"] if n in REQUIRED]
     return out
