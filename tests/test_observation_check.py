@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from memconform.adapters.answers import check_observation
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.simulator.observation import check_observation
 from memconform.simulator.runtime import Simulator, observe
 from memconform.steps._save_policy_scripts import base_script
 
@@ -80,11 +80,11 @@ def test_a_runtime_that_does_not_answer_in_time_is_the_adapters_error() -> None:
     after one hang every later execute is refused at once."""
     import threading
 
+    from memconform.adapters import answers
+    from memconform.adapters.answers import limit_execute
     from memconform.adapters.proxy import AdapterTimeoutError
-    from memconform.simulator import runtime as runtime_module
-    from memconform.simulator.runtime import limit_execute
 
-    before = runtime_module._LIMIT.seconds
+    before = answers._LIMIT.seconds
 
     release = threading.Event()
 

@@ -60,16 +60,11 @@ from pathlib import Path
 from typing import Any
 
 from memconform import measurement
+from memconform.adapters.answers import limit_execute
 from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.adapters.registry import StoreURLError, open_store, resolve_runtime
 from memconform.simulator.environment import Environment, IdSource, ScriptError
-from memconform.simulator.runtime import (
-    SCRIPT_SCHEMA,
-    Runtime,
-    Simulator,
-    limit_execute,
-    observe,
-)
+from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, Simulator, observe
 from memconform.simulator.save_policy_script import VARIANTS
 from memconform.values import JSONValue
 

@@ -15,20 +15,12 @@ the adapter's (see :func:`memconform.adapters.proxy.raised_by_adapter`).
 from __future__ import annotations
 
 import importlib
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from typing import Any, Protocol, runtime_checkable
 
-from memconform.adapters.proxy import (
-    AdapterContractError,
-    AdapterTimeoutError,
-    RecordingStore,
-    abandon,
-    mark_raised_by,
-)
+from memconform.adapters.answers import call_execute, check_observation
+from memconform.adapters.proxy import AdapterContractError, RecordingStore, mark_raised_by
 from memconform.simulator.environment import Environment, ScriptError
-from memconform.simulator.observation import check_observation
 from memconform.values import JSONValue
 
 __all__ = [
@@ -43,7 +35,6 @@ __all__ = [
     "declared_names",
     "declared_policies",
     "declared_profiles",
-    "limit_execute",
     "observe",
     "profile_declared",
     "require_profile",
@@ -209,56 +200,6 @@ class Simulator:
         return result
 
 
-class _ExecuteLimit:
-    """How long a runtime's ``execute`` may take, and whether one already hung."""
-
-    seconds: float | None = None
-    hung: str | None = None
-
-
-_LIMIT = _ExecuteLimit()
-
-
-def limit_execute(seconds: float | None) -> None:
-    """Bound every later ``execute`` of a runtime other than the reference
-    simulator to ``seconds`` (``None``: wait forever), and forget an earlier
-    hang. The plugin sets it from the store-call timeout."""
-    _LIMIT.seconds = seconds
-    _LIMIT.hung = None
-
-
-def _execute(runtime: Runtime, script: Mapping[str, Any], env: Environment) -> Any:
-    """``runtime.execute`` within the bound: past it the call is abandoned in its
-    thread and :class:`AdapterTimeoutError` raised; after one hang, every later
-    call raises at once (a hung runtime is broken, and waiting again would only
-    multiply the delay)."""
-    seconds = _LIMIT.seconds
-    if seconds is None or type(runtime) is Simulator:
-        return runtime.execute(script, env)
-    if _LIMIT.hung is not None:
-        raise AdapterTimeoutError("execute", f"not called: {_LIMIT.hung}")
-    answer: Future[Any] = Future()
-
-    def work() -> None:
-        try:
-            answer.set_result(runtime.execute(script, env))
-        except BaseException as exc:  # handed to the caller, never lost
-            answer.set_exception(exc)
-
-    threading.Thread(target=work, name="memconform-execute", daemon=True).start()
-    try:
-        return answer.result(timeout=seconds)
-    except TimeoutError:
-        if answer.done():  # the runtime's own TimeoutError
-            raise
-        abandon(answer)
-        _LIMIT.hung = f"an earlier execute did not return within {seconds:g} s"
-        raise AdapterTimeoutError(
-            "execute", f"did not return within {seconds:g} s (a runtime's answer may take "
-            "15 times the store-call timeout, --timeout)"
-        ) from None
-
-
 def observe(
     runtime: Runtime,
     script: Mapping[str, Any],
@@ -287,15 +228,11 @@ def observe(
     if env_ready is not None:
         env_ready(env)
     try:
-        raw = _execute(runtime, script, env)
+        raw = call_execute(runtime, script, env, bounded=type(runtime) is not Simulator)
     except Exception as exc:
         if type(runtime) is not Simulator:
             mark_raised_by(exc, "execute")
         raise
-    except SystemExit as exc:  # a runtime must not end the kit's process
-        raise AdapterContractError(
-            "execute", f"raised SystemExit({exc.code!r}) instead of answering"
-        ) from None
     if not isinstance(raw, Mapping):
         raise AdapterContractError(
             "execute", f"returned {type(raw).__name__}, expected a mapping (the observation)"

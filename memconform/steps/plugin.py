@@ -50,6 +50,7 @@ import pytest
 from hypothesis.errors import Flaky, FlakyFailure
 
 from memconform import measurement
+from memconform.adapters.answers import limit_execute
 from memconform.adapters.contract import Capability, provisions_of
 from memconform.adapters.proxy import (
     DEFAULT_MAX_TIMEOUTS,
@@ -73,7 +74,6 @@ from memconform.simulator.runtime import (
     Simulator,
     declared_policies,
     declared_profiles,
-    limit_execute,
     profile_declared,
 )
 from memconform.steps.common import (

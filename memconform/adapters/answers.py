@@ -1,4 +1,8 @@
-"""The shape check of a runtime's answer: before any rule reads an observation,
+"""A runtime's answer: the call bounded in time, and its shape checked.
+
+:func:`call_execute` calls a runtime's ``execute`` within a bound (the plugin
+sets it with :func:`limit_execute`); what no runtime may raise there
+(``SystemExit``) is the adapter's error. Before any rule reads an observation,
 it must be JSON, and each field it gives must be of the kind its profile's
 published schema (``spec/schemas/observation-<profile>.schema.json``) says; its
 runs (turns, responses) must be there and a run must say its outcome
@@ -17,15 +21,77 @@ from __future__ import annotations
 import functools
 import json
 import math
+import threading
 from collections.abc import Mapping
+from concurrent.futures import Future
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-from memconform.adapters.proxy import AdapterContractError
+from memconform.adapters.proxy import AdapterContractError, AdapterTimeoutError, abandon
 from memconform.resources import spec_dir
 
-__all__ = ["check_observation"]
+__all__ = ["call_execute", "check_observation", "limit_execute"]
+
+
+class _ExecuteLimit:
+    """How long a runtime's ``execute`` may take, and whether one already hung."""
+
+    seconds: float | None = None
+    hung: str | None = None
+
+
+_LIMIT = _ExecuteLimit()
+
+
+def limit_execute(seconds: float | None) -> None:
+    """Bound every later ``execute`` of a runtime other than the reference
+    simulator to ``seconds`` (``None``: wait forever), and forget an earlier
+    hang. The plugin sets it from the store-call timeout."""
+    _LIMIT.seconds = seconds
+    _LIMIT.hung = None
+
+
+def call_execute(runtime: Any, script: Mapping[str, Any], env: Any, *, bounded: bool) -> Any:
+    """``runtime.execute(script, env)``; when ``bounded`` (any runtime but the
+    kit's reference), within the bound: past it the call is abandoned in its
+    thread and :class:`AdapterTimeoutError` raised; after one hang, every later
+    call raises at once (a hung runtime is broken, and waiting again would only
+    multiply the delay). ``SystemExit`` out of it is the adapter's error."""
+    seconds = _LIMIT.seconds
+    try:
+        if seconds is None or not bounded:
+            return runtime.execute(script, env)
+        return _bounded(runtime, script, env, seconds)
+    except SystemExit as exc:  # a runtime must not end the kit's process
+        raise AdapterContractError(
+            "execute", f"raised SystemExit({exc.code!r}) instead of answering"
+        ) from None
+
+
+def _bounded(runtime: Any, script: Mapping[str, Any], env: Any, seconds: float) -> Any:
+    if _LIMIT.hung is not None:
+        raise AdapterTimeoutError("execute", f"not called: {_LIMIT.hung}")
+    answer: Future[Any] = Future()
+
+    def work() -> None:
+        try:
+            answer.set_result(runtime.execute(script, env))
+        except BaseException as exc:  # handed to the caller, never lost
+            answer.set_exception(exc)
+
+    threading.Thread(target=work, name="memconform-execute", daemon=True).start()
+    try:
+        return answer.result(timeout=seconds)
+    except TimeoutError:
+        if answer.done():  # the runtime's own TimeoutError
+            raise
+        abandon(answer)
+        _LIMIT.hung = f"an earlier execute did not return within {seconds:g} s"
+        raise AdapterTimeoutError(
+            "execute", f"did not return within {seconds:g} s (a runtime's answer may take "
+            "15 times the store-call timeout, --timeout)"
+        ) from None
 
 
 @functools.cache
