@@ -133,6 +133,11 @@ class HangGuard:
             self._in_a_row.pop(method, None)
 
 
+class _Forbidden(Exception):
+    """A store call raised what no store may raise (``SystemExit``,
+    ``KeyboardInterrupt``...); it carries the exception's type name only."""
+
+
 class _Worker:
     """One daemon thread with its own event loop that runs store calls in order."""
 
@@ -154,8 +159,10 @@ class _Worker:
                 if inspect.isawaitable(value):
                     value = loop.run_until_complete(_await(value))
                 future.set_result(value)
-            except BaseException as exc:  # handed to the caller, never lost
+            except Exception as exc:  # handed to the caller, never lost
                 future.set_exception(exc)
+            except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the store
+                future.set_exception(_Forbidden(type(exc).__name__))
 
     def stop(self) -> None:
         """Let the thread end after the calls already queued (a hung one never ends)."""
@@ -336,6 +343,12 @@ class RecordingStore:
             if self.hangs is not None:
                 self.hangs.timed_out(method, timeout)
             raise _Hung(method, f"{TIMED_OUT} {timeout:g} s") from None
+        except _Forbidden as exc:
+            if self.hangs is not None:
+                self.hangs.returned(method)
+            raise AdapterContractError(
+                method, f"raised {exc}, which only the kit's own process may raise (it "
+                "would end the run)") from None
         except Exception as exc:
             if self.hangs is not None:
                 self.hangs.returned(method)
@@ -347,12 +360,6 @@ class RecordingStore:
                     "(its __str__ raised)") from None
             mark_raised_by(exc, method)
             raise
-        except BaseException as exc:  # SystemExit, KeyboardInterrupt... out of the store
-            if self.hangs is not None:
-                self.hangs.returned(method)
-            raise AdapterContractError(
-                method, f"raised {type(exc).__name__}, which only the kit's own process may "
-                "raise (it would end the run)") from None
         if self.hangs is not None:
             self.hangs.returned(method)
         return value
