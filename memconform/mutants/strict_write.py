@@ -66,14 +66,22 @@ class _CallerOnlyRedaction(Executor):
         return super()._write(step, task, kind, key, op, value, *args, **kwargs)
 
 
-class CallerOnlyRedaction(Simulator):
-    """The simulator, except that strict-write scripts redact for the caller only."""
+class _BrokenExecutorRuntime(Simulator):
+    """The simulator, except that strict-write scripts run on :attr:`executor`."""
+
+    executor: type[Executor] = Executor
 
     def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
         """Strict-write scripts run broken; every other profile runs as usual."""
         if script.get("profile") == PROFILE:
-            return _CallerOnlyRedaction(script, env).run()
+            return self.executor(script, env).run()
         return super().execute(script, env)
+
+
+class CallerOnlyRedaction(_BrokenExecutorRuntime):
+    """The simulator, except that strict-write scripts redact for the caller only."""
+
+    executor = _CallerOnlyRedaction
 
 
 class _RecommitsAtTurnEnd(Executor):
@@ -90,14 +98,10 @@ class _RecommitsAtTurnEnd(Executor):
         return out
 
 
-class RecommitsAtTurnEnd(Simulator):
+class RecommitsAtTurnEnd(_BrokenExecutorRuntime):
     """The simulator, except that strict-write turns re-commit what they hid."""
 
-    def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
-        """Strict-write scripts run broken; every other profile runs as usual."""
-        if script.get("profile") == PROFILE:
-            return _RecommitsAtTurnEnd(script, env).run()
-        return super().execute(script, env)
+    executor = _RecommitsAtTurnEnd
 
 
 class _StoreWrapper:
