@@ -1,6 +1,6 @@
 """How reliably the multi-process checks catch the stores they must reject.
 
-Runs ST-033's check (:func:`memconform.adapters.contract_checks.
+Runs ST-033's check (:func:`memconform.steps.contract_checks.
 check_concurrent_writers`) against the lost-update mutant (a JSON file
 rewritten without a lock, ``store-lost-update``) RUNS times, each on a new
 SQLite file, and prints how many runs missed it (target: 0 of 300), which
@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memconform.adapters.contract_checks import check_atomic_batch, check_concurrent_writers
+from memconform.steps.contract_checks import check_atomic_batch, check_concurrent_writers
 
 TARGET_MISSES = 0
 

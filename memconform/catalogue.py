@@ -7,7 +7,7 @@ documents are silent, contradict themselves or differ from the real
 implementations, ``decision``. A MAY rule may carry ``untested`` (a reason)
 instead of a scenario. ``rests_on`` (optional) lists what the rule's checks
 rest on that an adapter might supply itself instead of the library it wraps
-(:class:`~memconform.adapters.contract.Provision` names: ``window``,
+(:class:`~memconform.contract.Provision` names: ``window``,
 ``timestamps``, ``ids``, ``run-ids``, ``rounds``, ``turn-ids``); when the
 adapter under test provides one of them, a passing rule is judged
 ``adapter-provided`` instead.
@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability, Provision
+from memconform.contract import Capability, Provision
 from memconform.resources import spec_dir
 
 __all__ = [
@@ -84,7 +84,7 @@ class Rule:
     untested: str | None = None
     rests_on: tuple[str, ...] = ()
     """What the rule's checks rest on that an adapter may supply itself
-    (:class:`~memconform.adapters.contract.Provision` names)."""
+    (:class:`~memconform.contract.Provision` names)."""
 
     @property
     def source(self) -> str:

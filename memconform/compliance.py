@@ -47,11 +47,12 @@ import sys
 import tempfile
 import tomllib
 import uuid
-from collections.abc import Iterator, Mapping, Sequence, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 
-from memconform.adapters.proxy import TIMED_OUT
+from memconform.adapters.libraries.description import Library, declared
+from memconform.harness.proxy import TIMED_OUT
 from memconform.reports.compare import Note, render_comparison
 from memconform.reports.exitcode import exit_code
 from memconform.reports.results import Results, RuleResult, load_results
@@ -79,7 +80,9 @@ __all__ = [
     "reproduction_scripts",
     "run_group",
     "run_target",
+    "runtime_extras",
     "server_url",
+    "store_targets",
     "verdict_line",
     "write_page",
 ]
@@ -140,47 +143,24 @@ class Target:
         return f"python3 -m venv v && v/bin/pip install '.[{self.extra}]' && {run}"
 
 
-TARGETS: tuple[Target, ...] = (
-    Target("openai-agents-sqlite", "openai-agents", "openai-agents+sqlite:///{dir}/store.db",
-           "OpenAI Agents SDK: SQLiteSession"),
-    Target("openai-agents-sqlalchemy", "openai-agents",
-           "openai-agents+sqlalchemy:///{dir}/store.db",
-           "OpenAI Agents SDK: SQLAlchemySession on SQLite"),
-    Target("langgraph-sqlite", "langgraph", "langgraph+sqlite:///{dir}/store.db",
-           "LangGraph: SqliteSaver checkpoints and SqliteStore"),
-    Target("google-adk-memory", "google-adk", "google-adk+memory://",
-           "Google ADK: InMemorySessionService"),
-    Target("google-adk-sqlite", "google-adk", "google-adk+sqlite:///{dir}/store.db",
-           "Google ADK: DatabaseSessionService on SQLite"),
-    Target("langchain-sql", "langchain", "langchain+sql:///{dir}/store.db",
-           "LangChain: SQLChatMessageHistory on SQLite"),
-    Target("langchain-file", "langchain", "langchain+file:///{dir}/histories",
-           "LangChain: FileChatMessageHistory"),
-    Target("llama-index-sqlite", "llama-index", "llama-index+sqlite:///{dir}/store.db",
-           "LlamaIndex: SQLAlchemyChatStore on SQLite"),
-    Target("langchain-postgresql", "langchain",
-           "langchain+postgresql://{server}?schema=mcl_{run}",
-           "LangChain: PostgresChatMessageHistory (langchain-postgres)", "postgresql"),
-    Target("langgraph-postgresql", "langgraph",
-           "langgraph+postgresql://{server}?schema=mcg_{run}",
-           "LangGraph: PostgresSaver checkpoints and PostgresStore", "postgresql"),
-    Target("openai-agents-postgresql", "openai-agents",
-           "openai-agents+postgresql://{server}?schema=mco_{run}",
-           "OpenAI Agents SDK: SQLAlchemySession on PostgreSQL", "postgresql"),
-    Target("google-adk-postgresql", "google-adk",
-           "google-adk+postgresql://{server}?schema=mca_{run}",
-           "Google ADK: DatabaseSessionService on PostgreSQL", "postgresql"),
-    Target("openai-agents-redis", "openai-agents",
-           "openai-agents+redis://{server}?prefix=mco:{run}:",
-           "OpenAI Agents SDK: RedisSession", "redis"),
-    Target("agent-framework-memory", "agent-framework", "agent-framework+memory://",
-           "Microsoft Agent Framework: InMemoryHistoryProvider"),
-    Target("agent-framework-redis", "agent-framework",
-           "agent-framework+redis://{server}?prefix=mcf-{run}",
-           "Microsoft Agent Framework: RedisHistoryProvider (agent-framework-redis)", "redis"),
-)
-"""Every certified third-party store. ``{dir}`` is an absolute path, so a file URL
-reads ``scheme:////abs/path`` (three slashes, then the path), as SQLAlchemy spells it."""
+def store_targets(libraries: Iterable[Library]) -> tuple[Target, ...]:
+    """The store targets ``libraries`` declare (each with its library's extra), by
+    their row on the page."""
+    entries = sorted(((entry, lib.extra) for lib in libraries for entry in lib.store_targets),
+                     key=lambda pair: pair[0].row)
+    return tuple(Target(e.name, extra, e.url, e.label, e.server) for e, extra in entries)
+
+
+def runtime_extras(libraries: Iterable[Library]) -> tuple[str, ...]:
+    """The extras of the ``libraries`` that declare a runtime, in their order."""
+    return tuple(dict.fromkeys(lib.extra for lib in libraries if lib.runtimes))
+
+
+TARGETS: tuple[Target, ...] = store_targets(declared())
+"""Every certified third-party store, as the library adapter modules declare them
+(:mod:`memconform.adapters.libraries.description`). ``{dir}`` is an absolute
+path, so a file URL reads ``scheme:////abs/path`` (three slashes, then the
+path), as SQLAlchemy spells it."""
 
 LEFT_OUT: tuple[tuple[str, str], ...] = (
     ("pydantic-ai: InMemoryConversationStore",
@@ -207,12 +187,12 @@ LEFT_OUT: tuple[tuple[str, str], ...] = (
 )
 """Widely used agent-memory stores judged and left off the page, each with why."""
 
-RUNTIME_EXTRAS: tuple[str, ...] = ("openai-agents", "langgraph", "pydantic-ai", "google-adk")
+RUNTIME_EXTRAS: tuple[str, ...] = runtime_extras(declared())
 """Every extra holding an agent framework the kit judges as a runtime (the
-``*_runtime`` modules of :mod:`memconform.adapters.libraries`, named in
-:data:`memconform.adapters.registry.BUILTIN_RUNTIMES`). An extra here may have no
-store target (``pydantic-ai`` keeps no store the kit certifies); its runtime
-adapter's unit tests still run in its own environment."""
+extras of the ``*_runtime`` modules of :mod:`memconform.adapters.libraries`,
+whose runtimes :data:`memconform.adapters.registry.BUILTIN_RUNTIMES` names).
+An extra here may have no store target (``pydantic-ai`` keeps no store the kit
+certifies); its runtime adapter's unit tests still run in its own environment."""
 
 
 class ComplianceError(Exception):

@@ -60,10 +60,19 @@ from pathlib import Path
 from typing import Any, cast
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
-from memconform.adapters.registry import BUILTIN_RUNTIMES, open_store
-from memconform.simulator.environment import Environment
-from memconform.simulator.runtime import Runtime, Simulator, declared_names, require_profile
+from memconform.adapters.registry import open_store
+from memconform.harness.environment import Environment
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import (
+    OPTIONAL_HOOKS,
+    DeclarationError,
+    Runtime,
+    declared_hooks,
+    hooks_needed,
+    require_profile,
+)
+from memconform.runtime_names import SIMULATOR_NAMES, UnknownRuntime, runtime_target
+from memconform.simulator.runtime import Simulator
 from memconform.simulator.save_policy_script import POLICIES, VARIANTS
 from memconform.steps._save_policy_scripts import (
     StoreRefusals,
@@ -105,18 +114,8 @@ COMPONENTS = ("appends", "stored", "outcome", "errors", "reply", "effects", "con
 
 Edit = Callable[[dict[str, Any]], None]
 
-OPTIONAL_HOOKS = (
-    "input_guardrail", "output_guardrail", "tool_error", "run_end", "cancel", "approval",
-    "stream", "retry",
-)
-"""The native hooks and features a runtime may lack. A runtime may declare the
-ones it has as ``hooks`` (a set of these names); a point needing one it does not
-declare is ``unsupported``: not run, never emulated, not counted in any
-distance. A runtime declaring no ``hooks`` is run at every point."""
-
-
-class FingerprintError(ValueError):
-    """A runtime name, policy or mutant that cannot be fingerprinted (usage error)."""
+FingerprintError = DeclarationError
+"""A runtime name, policy or mutant that cannot be fingerprinted (usage error)."""
 
 
 # -- the matrix ------------------------------------------------------------------------
@@ -390,7 +389,7 @@ class Subject:
     """A runtime as the kit runs it: its name, the factory building it, the save
     policy the script configures (``None``: none), an optional store wrapper
     (a store mutant) and the options naming the same runtime (and mutant) to
-    the kit's child process (:mod:`memconform.simulator.job_resume`), where the
+    the kit's child process (:mod:`memconform.steps.job_resume`), where the
     crash points run."""
 
     label: str
@@ -595,39 +594,6 @@ def _reference_matrix(subject: Subject, points: Sequence[Point]) -> dict[str, Pr
     return _REFERENCE_CACHE[key]
 
 
-def declared_hooks(runtime: object) -> frozenset[str] | None:
-    """The optional hooks ``runtime`` declares (``None``: it declares none, so
-    every point is run); an unknown name raises :class:`FingerprintError`."""
-    return declared_names(runtime, "hooks", OPTIONAL_HOOKS, "hooks", FingerprintError)
-
-
-RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-"""Model failures a runtime with the ``retry`` feature retries."""
-
-
-def hooks_needed(script: Mapping[str, Any]) -> frozenset[str]:
-    """The optional hooks (:data:`OPTIONAL_HOOKS`) a save-policy ``script`` cannot
-    run without: each scripted hook of that name, a cancellation, an approval or
-    resume, streaming, and a model failure a provider retry may fix."""
-    needed = {name for name in (script.get("hooks") or {}) if name in OPTIONAL_HOOKS}
-    runs = [r for r in script.get("runs") or [] if isinstance(r, Mapping)]
-    if any(r.get("cancel_before_model_call") for r in runs):
-        needed.add("cancel")
-    if any(r.get("stream") for r in runs) or script.get("stream"):
-        needed.add("stream")
-    steps = [step for component in (script.get("model") or {}).values()
-             for step in (component if isinstance(component, list) else [component])
-             if isinstance(step, Mapping)]
-    calls = [c for step in steps for c in step.get("tool_calls") or [] if isinstance(c, Mapping)]
-    if any(r.get("resume") is not None for r in runs) or any(
-            c.get("needs_approval") for c in calls):
-        needed.add("approval")
-    if any(isinstance(step.get("fail"), Mapping)
-           and step["fail"].get("status") in RETRYABLE_STATUSES for step in steps):
-        needed.add("retry")
-    return frozenset(needed)
-
-
 def fingerprint(
     subject: Subject, points: Sequence[Point] = POINTS, *, crashes: bool = True
 ) -> Fingerprint:
@@ -669,8 +635,9 @@ def fingerprint(
 def subject_for(
     runtime: str, policy: str | None = None, mutant: str | None = None
 ) -> Subject:
-    """The subject named on the command line: ``simulator`` (the reference), a
-    simulator variant (``anvia-main``), a framework of
+    """The subject named on the command line, by any name
+    :func:`~memconform.runtime_names.runtime_target` resolves: ``simulator`` (the
+    reference), a simulator variant (``anvia-main``), a framework of
     :data:`~memconform.adapters.registry.BUILTIN_RUNTIMES` or ``module:factory``; ``mutant`` names a
     save-policy mutant (a runtime mutant replaces the simulator, a store mutant
     wraps the store). Raises :class:`FingerprintError` for what cannot be named."""
@@ -678,20 +645,10 @@ def subject_for(
         raise FingerprintError(
             f"--policy must be one of {', '.join(POLICIES)}, got {policy!r}"
         )
-    build: Callable[[], Runtime]
-    if runtime in ("simulator", "reference"):
-        build = Simulator
-    elif runtime in VARIANTS:
-        build = _variant(runtime)
-    elif runtime in BUILTIN_RUNTIMES:
-        build = _factory(BUILTIN_RUNTIMES[runtime])
-    elif ":" in runtime:
-        build = _factory(runtime)
-    else:
-        raise FingerprintError(
-            f"--runtime must be simulator, one of its variants ({', '.join(VARIANTS)}), "
-            f"a framework ({', '.join(BUILTIN_RUNTIMES)}) or module:factory, not {runtime!r}"
-        )
+    try:
+        build = _factory(runtime_target(runtime))
+    except UnknownRuntime as exc:
+        raise FingerprintError(str(exc)) from None
     label = runtime
     wrapper: Callable[[Any], Any] | None = None
     if mutant is not None:
@@ -702,13 +659,13 @@ def subject_for(
             known = ", ".join(n for n, m in all_mutants().items() if m.profile == "save-policy")
             raise FingerprintError(f"unknown save-policy mutant {mutant!r}; known: {known}")
         if chosen.kind == "runtime":
-            if runtime not in ("simulator", "reference"):
+            if runtime not in SIMULATOR_NAMES:
                 raise FingerprintError("a runtime mutant replaces the simulator: drop --runtime")
             build = cast("Callable[[], Runtime]", chosen.build)
         else:
             wrapper = chosen.build
         label = f"{runtime} (mutant {mutant})"
-    child = runtime_options(mutant, None if runtime in ("simulator", "reference") else runtime)
+    child = runtime_options(mutant, None if runtime in SIMULATOR_NAMES else runtime)
     return Subject(label, build, policy, wrapper, tuple(child))
 
 

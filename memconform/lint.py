@@ -19,11 +19,19 @@ Tags on a Feature, a Rule or an Examples block apply to the scenarios inside.
 For the second-condition pairs a *row* is one Examples block (its tags, its
 scenario's and the inherited ones) or one Scenario without Examples: the tags
 of a scenario's other Examples blocks do not count for it.
+
+:func:`unknown_rule_ids` checks the code against the catalogue: every rule id
+that a step module, a mutant, a generated check or the second-conditions table
+names must exist (see its docstring for what counts as naming one).
+:func:`main` runs both.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +43,20 @@ from gherkin.token_scanner import TokenScanner
 from memconform.catalogue import Catalogue
 from memconform.second_conditions import CONDITIONS, SecondConditions, condition_of_tag
 
-__all__ = ["ScenarioInfo", "lint", "main", "scenarios_in"]
+__all__ = [
+    "RULE_ID_SOURCES",
+    "ScenarioInfo",
+    "UnknownRuleId",
+    "lint",
+    "main",
+    "rule_id_sources",
+    "scenarios_in",
+    "unknown_rule_ids",
+]
 
 RULE_TAG = re.compile(r"^@?(SP|SW|TU|CA|PS|ST)-\d+$")
 _LOOKS_LIKE_RULE = re.compile(r"^@?[A-Z]{2}-\d+$")
+_RULE_ID_IN_TEXT = re.compile(r"(?<![A-Za-z0-9-])[A-Z]{2}-\d+(?![0-9])")
 
 
 @dataclass(frozen=True)
@@ -161,14 +179,127 @@ def lint(
     return problems
 
 
+RULE_ID_SOURCES: tuple[str, ...] = ("steps", "mutants", "properties", "second_conditions.py")
+"""The parts of the package whose rule ids :func:`unknown_rule_ids` checks, as
+paths under the package folder: a folder is walked for every ``.py`` file at any
+depth, so a module split or added later is checked without being listed."""
+
+SECOND_CONDITIONS_DATA = "second-conditions.toml"
+"""The second-conditions table in ``spec/``, checked line by line with the code."""
+
+
+@dataclass(frozen=True)
+class UnknownRuleId:
+    """A rule id named in the kit's code or data that the catalogue does not hold."""
+
+    path: Path
+    line: int
+    rule_id: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.rule_id} names no rule in the catalogue"
+
+
+def rule_id_sources(package: Path | None = None, spec: Path | None = None) -> list[Path]:
+    """Every file whose rule ids must exist: each ``.py`` file under the
+    :data:`RULE_ID_SOURCES` of ``package`` (default: the installed ``memconform``
+    folder), found by walking, and the second-conditions table of ``spec``
+    (default: :func:`~memconform.resources.spec_dir`), in path order. A listed
+    part or the table that does not exist is left out."""
+    if package is None:
+        import memconform
+
+        package = Path(memconform.__file__).resolve().parent
+    if spec is None:
+        from memconform.resources import spec_dir
+
+        spec = spec_dir()
+    found: set[Path] = set()
+    for part in RULE_ID_SOURCES:
+        where = package / part
+        if where.is_dir():
+            found.update(where.rglob("*.py"))
+        elif where.is_file():
+            found.add(where)
+    data = spec / SECOND_CONDITIONS_DATA
+    if data.is_file():
+        found.add(data)
+    return sorted(found)
+
+
+def _ids_in(text: str) -> set[str]:
+    return {m.group(0) for m in _RULE_ID_IN_TEXT.finditer(text)}
+
+
+def _lines_naming(lines: list[str], first: int, last: int, rule_id: str) -> list[int]:
+    """The 1-based lines in ``first..last`` whose raw text holds ``rule_id``."""
+    return [n for n in range(first, last + 1)
+            if n <= len(lines) and rule_id in _ids_in(lines[n - 1])]
+
+
+def _python_mentions(source: str) -> Iterator[tuple[int, str]]:
+    """(line, id) for each rule id in a string constant (docstrings, f-string
+    parts and implicitly joined literals included) or a comment of ``source``."""
+    lines = source.splitlines()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            first = node.lineno
+            last = node.end_lineno or first
+            for rule_id in _ids_in(node.value):
+                # a literal spanning lines: the lines of its source that hold the id
+                for line in _lines_naming(lines, first, last, rule_id) or [first]:
+                    yield line, rule_id
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            for rule_id in _ids_in(token.string):
+                yield token.start[0], rule_id
+
+
+def unknown_rule_ids(catalogue: Catalogue, files: Iterable[Path]) -> list[UnknownRuleId]:
+    """Every rule id named in ``files`` that ``catalogue`` does not hold, in file
+    and line order, once per (file, line, id).
+
+    A rule id is two capitals, a hyphen and digits (``SP-001``; ``SQ-1`` counts
+    too, so a mistyped prefix is caught). In a ``.py`` file the ids are read with
+    :mod:`ast` from every string constant, so ``@decides("SP-001")``,
+    ``Mismatch(..., rules=...)``, ``inconclusive(..., rules=[...])``, a mutant's
+    ``kills`` and a generated check's rules all count however they are spelled;
+    docstrings count deliberately, since a docstring citing a rule that does not
+    exist misleads its reader as much as code does; comments, which :mod:`ast`
+    drops, are read with :mod:`tokenize`. Any other file (the second-conditions
+    TOML table) is read line by line, comments included. A ``.py`` file that does
+    not parse is reported with the id ``(not valid Python)``.
+    """
+    found: set[UnknownRuleId] = set()
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        mentions: Iterable[tuple[int, str]]
+        if path.suffix == ".py":
+            try:
+                mentions = list(_python_mentions(text))
+            except (SyntaxError, tokenize.TokenError) as exc:
+                found.add(UnknownRuleId(path, getattr(exc, "lineno", None) or 0,
+                                        "(not valid Python)"))
+                continue
+        else:
+            mentions = ((n, i) for n, line in enumerate(text.splitlines(), 1)
+                        for i in _ids_in(line))
+        found.update(UnknownRuleId(path, n, i) for n, i in mentions if i not in catalogue.ids)
+    return sorted(found, key=lambda p: (str(p.path), p.line, p.rule_id))
+
+
 def main() -> int:
     """``python -m memconform.lint``: print each problem of the installed catalogue,
-    features and second-conditions table; exit 0 when clean, 1 otherwise."""
+    features and second-conditions table, and each rule id the kit's code names
+    that the catalogue lacks (:func:`unknown_rule_ids`); exit 0 when clean, 1
+    otherwise."""
     from memconform.catalogue import load_catalogue
     from memconform.resources import features_dir
     from memconform.second_conditions import load_second_conditions
 
-    problems = lint(load_catalogue(), features_dir(), load_second_conditions())
+    catalogue = load_catalogue()
+    problems = lint(catalogue, features_dir(), load_second_conditions())
+    problems.extend(str(p) for p in unknown_rule_ids(catalogue, rule_id_sources()))
     for problem in problems:
         print(problem)
     print(f"memconform lint: {len(problems) or 'no'} problem{'' if len(problems) == 1 else 's'}")

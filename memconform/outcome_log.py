@@ -15,20 +15,109 @@ run, rule by rule (``PATH.collected``, written once collection is over, by
 whichever process collected), so a run that stopped early can tell a rule
 whose scenarios all ran from one whose scenarios were cut off, and the
 progress shown on a terminal counts against it (:func:`read_collected`).
+
+A scenario line is a :class:`ScenarioRecord` (its shape is
+``spec/schemas/outcomes.schema.json``); its ``outcome`` is an :class:`Outcome`
+and its ``decided_by`` a :class:`DecidedBy`, both written as their plain text.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["OutcomeLog", "SessionOutcomes", "read_collected", "read_outcomes", "write_collected"]
+__all__ = [
+    "DecidedBy",
+    "Outcome",
+    "OutcomeLog",
+    "ScenarioRecord",
+    "SessionOutcomes",
+    "read_collected",
+    "read_outcomes",
+    "write_collected",
+]
 
 _SESSION = "session"
+
+
+class Outcome(enum.StrEnum):
+    """How one scenario ended for a rule, as the pytest plugin records it."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    """The adapter broke the contract (or could not be opened or built)."""
+    UNSUPPORTED = "unsupported"
+    INCONCLUSIVE = "inconclusive"
+    """Claimed, but the kit could not exercise the rule here."""
+    SKIPPED = "skipped"
+    CRASHED = "crashed"
+    """The kit itself crashed."""
+
+
+class DecidedBy(enum.StrEnum):
+    """What decided a rule's outcome on a row: a ``check`` naming the rule, or
+    the ``scenario`` as a whole (a crash, an adapter error, a skip)."""
+
+    CHECK = "check"
+    SCENARIO = "scenario"
+
+
+@dataclass(frozen=True)
+class ScenarioRecord:
+    """One scenario line of the outcomes file: what one row said about the
+    ``rules`` that share its ``outcome``, ``message``, failing step and
+    evidence (a row whose rules were judged differently writes one record per
+    group). ``store_calls`` are the row's last timeline entries, ``needs`` the
+    capabilities it is tagged with, ``provided`` what the store and runtime
+    adapters supply themselves, ``policies`` the save policies it ran and
+    ``runtime_declares`` what the runtime under test declares (``None``: no
+    runtime was built; the key is then left out)."""
+
+    nodeid: str
+    scenario: str
+    feature: str | None
+    gherkin: tuple[str, ...]
+    rules: tuple[str, ...]
+    outcome: Outcome
+    message: str
+    failing_step: str | None
+    expected: str | None
+    observed: str | None
+    decided_by: DecidedBy
+    store_calls: tuple[dict[str, Any], ...] = ()
+    needs: tuple[str, ...] = ()
+    provided: Mapping[str, list[str]] = field(default_factory=dict)
+    policies: tuple[str, ...] = ()
+    runtime_declares: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as the outcomes file holds it (keys in this order)."""
+        record: dict[str, Any] = {
+            "nodeid": self.nodeid,
+            "scenario": self.scenario,
+            "feature": self.feature,
+            "gherkin": list(self.gherkin),
+            "rules": list(self.rules),
+            "outcome": self.outcome,
+            "message": self.message,
+            "failing_step": self.failing_step,
+            "expected": self.expected,
+            "observed": self.observed,
+            "decided_by": self.decided_by,
+            "store_calls": list(self.store_calls),
+            "needs": list(self.needs),
+            "provided": dict(self.provided),
+            "policies": list(self.policies),
+        }
+        if self.runtime_declares is not None:
+            record["runtime_declares"] = dict(self.runtime_declares)
+        return record
 
 
 class OutcomeLog:
@@ -37,8 +126,9 @@ class OutcomeLog:
     def __init__(self, path: Path) -> None:
         self._file: TextIO | None = path.open("w", encoding="utf-8")
 
-    def add(self, outcome: dict[str, Any]) -> None:
-        """Write one scenario outcome and put it on disk at once."""
+    def add(self, outcome: Mapping[str, Any]) -> None:
+        """Write one scenario outcome (a :meth:`ScenarioRecord.to_json`, as it
+        came back from the process that ran the scenario) and put it on disk at once."""
         if self._file is None:
             return
         self._file.write(json.dumps(outcome) + "\n")  # ASCII: a lone surrogate stays escaped

@@ -22,8 +22,11 @@ from typing import Any
 import pytest
 
 if os.environ.get("MEMCONFORM_COVERAGE"):  # measurement.ENVIRONMENT, set by `run --coverage`
-    # Measuring starts in the steps package, before any code it may measure is imported.
-    import memconform.steps  # noqa: F401
+    # Measuring starts here, before any code it may measure is imported (the steps
+    # package starts it too, for a session that loads the plugin by name; once only).
+    from memconform.measurement import start_from_environment
+
+    start_from_environment()
 
 PLUGIN = "memconform.steps.plugin"
 INI = "memconform"

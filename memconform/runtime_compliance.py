@@ -32,11 +32,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memconform.adapters.libraries.description import Library, declared
 from memconform.compliance import (
     SEVERITIES,
     Finding,
@@ -63,6 +64,7 @@ __all__ = [
     "render_runtime_page",
     "run_runtime_target",
     "runtime_scripts",
+    "runtime_targets",
     "write_runtime_page",
 ]
 
@@ -108,135 +110,21 @@ class RuntimeTarget:
         return f"python3 -m venv v && v/bin/pip install '.[{self.extra}]' && {run}"
 
 
-_OPENAI_LACKS = (
-    ("turns", "the SDK keeps a session's items and nothing else: no turn records, windows "
-              "or digests beyond the items themselves"),
-    ("strict-write", "the SDK has no task writes or digests apart from the session items"),
-    ("candidates", "the SDK has no memory candidates to extract, gate or promote"),
-    ("persisted-state", "the SDK keeps no working state or knowledge beside the session "
-                        "(its run state can be serialised by the caller, not stored by it)"),
-)
-_LANGGRAPH_LACKS = (
-    ("turns", "the prebuilt agent keeps the thread's messages in checkpoints: no turn "
-              "records, windows or digests"),
-    ("strict-write", "the prebuilt agent has no task writes or digests apart from the "
-                     "checkpointed messages"),
-    ("candidates", "the prebuilt agent extracts no memory candidates (its long-term store "
-                   "is written only by code the caller adds)"),
-    ("persisted-state", "the prebuilt agent keeps no job record and writes no fact. Its graph "
-                        "state is the messages and the step budget, checkpointed as its "
-                        "durability mode says; a record with steps, statuses and values "
-                        "exists only in a graph the caller builds, whose nodes decide what it "
-                        "holds (LangGraph would checkpoint it, let a person edit it with "
-                        "update_state and stop after a node with interrupt_after), so the "
-                        "record rules would judge the adapter's nodes, not LangGraph. Its "
-                        "long-term store (BaseStore) is written only by the caller's code (a "
-                        "node, or a tool given the store through InjectedStore): an item is a "
-                        "JSON value under a namespace and key, replaced by a put on that key, "
-                        "removed by delete, stamped with the store's own created_at and "
-                        "updated_at (wall clock) and, where the store supports a TTL, "
-                        "deleted once it expires; no "
-                        "provenance, recheck date, trust, origin, cap, confirmation gate or "
-                        "instruction check is LangGraph's"),
-)
-_LANGGRAPH_HOOKS = (
-    "The prebuilt agent has no input or output guardrail, no run-end hook and no "
-    "cancellation hook, and sets no retry policy on its model node: the points needing "
-    "them are not run."
-)
-_LANGGRAPH_PACKAGES = ("langgraph", "langgraph-prebuilt", "langgraph-checkpoint",
-                       "langchain-core")
+def runtime_targets(libraries: Iterable[Library]) -> tuple[RuntimeTarget, ...]:
+    """The runtime targets ``libraries`` declare (each with its library's extra), in
+    the libraries' order."""
+    return tuple(
+        RuntimeTarget(e.name, e.runtime, lib.extra, e.label, e.packages, e.script, e.hooks,
+                      e.lacks)
+        for lib in libraries for e in lib.runtime_targets
+    )
 
-_PYDANTIC_LACKS = (
-    ("turns", "pydantic-ai keeps a conversation's messages and nothing else: no turn "
-              "records, windows or digests"),
-    ("strict-write", "pydantic-ai has no task writes or digests apart from the conversation"),
-    ("candidates", "pydantic-ai extracts no memory candidates"),
-    ("persisted-state", "pydantic-ai keeps no working state or knowledge beside the "
-                        "conversation store (its step persistence is a separate package, "
-                        "not installed with the pinned extra)"),
-)
-_ADK_LACKS = (
-    ("turns", "a session keeps events and nothing else: no turn records, windows or digests"),
-    ("strict-write", "ADK has no task writes or digests apart from the session's events"),
-    ("candidates", "ADK extracts no memory candidates of its own"),
-    ("persisted-state", "ADK keeps no job record and writes no fact of its own. Session "
-                        "state holds what application code assigns (context.state, or an "
-                        "agent's output_key text), carried as the state_delta of the event it "
-                        "came with and persisted when the session service appends that event "
-                        "(temp: keys never), so a record's shape, what a step records and "
-                        "what a failed step leaves would be the adapter's code, not ADK's (a "
-                        "tool's assignments made before it raised are kept: they travel with "
-                        "the error response its on_tool_error_callback gives). Its SQLite and "
-                        "database session services refuse an append to a session another "
-                        "writer changed since it was read (StaleSessionError) and never "
-                        "re-read. ADK does resume on its own: with ResumabilityConfig("
-                        "is_resumable=True) (experimental in this version) a SequentialAgent "
-                        "(deprecated there in favour of Workflow) logs which sub-agent runs "
-                        "in the session's events, and run_async given the invocation's id "
-                        "rebuilds its progress from those events, the conversation history, "
-                        "not from a record; whether a resumed sub-agent calls its tool again "
-                        "is the model's answer to the history it is shown, and this "
-                        "profile's scripts do not script the model, so the adapter would "
-                        "decide it. The resume scenarios (PS-006, PS-007, PS-009) could "
-                        "judge the rest, but a runtime declares this profile whole, so the "
-                        "record, hand-off, knowledge and export scenarios would run and fail "
-                        "for want of a feature instead of being n/a. The MemoryService is "
-                        "storage ADK calls only when application code does (add_memory, "
-                        "delete_memory by id) or a memory tool searches it: a MemoryEntry "
-                        "has no subject, no provenance beyond author and timestamp, no "
-                        "recheck date, trust or origin, and ADK has no cap, confirmation "
-                        "gate or instruction check, so every durable-knowledge rule would "
-                        "judge the adapter"),
-)
 
-RUNTIME_TARGETS: tuple[RuntimeTarget, ...] = (
-    RuntimeTarget(
-        "openai-agents", "openai-agents", "openai-agents",
-        "OpenAI Agents SDK: Runner with a Session", ("openai-agents", "openai"),
-        "openai_agents",
-        "The SDK has run hooks, streaming (Runner.run_streamed), tool approvals and model "
-        "retry settings, which the adapter does not translate yet: the points needing a "
-        "run-end hook, cancellation, approval, streaming or retries are not run (never "
-        "emulated).",
-        _OPENAI_LACKS,
-    ),
-    RuntimeTarget(
-        "langgraph", "langgraph", "langgraph",
-        "LangGraph: prebuilt ReAct agent, default durability (async)", _LANGGRAPH_PACKAGES,
-        "langgraph", _LANGGRAPH_HOOKS, _LANGGRAPH_LACKS,
-    ),
-    RuntimeTarget(
-        "langgraph-sync", "langgraph:sync", "langgraph",
-        "LangGraph: prebuilt ReAct agent, durability sync", _LANGGRAPH_PACKAGES,
-        "langgraph", _LANGGRAPH_HOOKS, _LANGGRAPH_LACKS,
-    ),
-    RuntimeTarget(
-        "langgraph-exit", "langgraph:exit", "langgraph",
-        "LangGraph: prebuilt ReAct agent, durability exit", _LANGGRAPH_PACKAGES,
-        "langgraph", _LANGGRAPH_HOOKS, _LANGGRAPH_LACKS,
-    ),
-    RuntimeTarget(
-        "pydantic-ai", "pydantic-ai", "pydantic-ai",
-        "pydantic-ai: Agent saved through its ConversationStore",
-        ("pydantic-ai-slim", "pydantic-graph"), "pydantic_ai",
-        "pydantic-ai has no input or output guardrail (an output validator can ask the model "
-        "again or fail the run, not block an answer) and retries no failed model request "
-        "unless a capability asks it to (the agent has none): the points needing them are "
-        "not run.",
-        _PYDANTIC_LACKS,
-    ),
-    RuntimeTarget(
-        "google-adk", "google-adk", "google-adk",
-        "Google ADK: Runner with a SessionService", ("google-adk", "google-genai"),
-        "google_adk",
-        "ADK's retry options configure the Gemini client, which the kit's fake model "
-        "replaces, so the adapter translates no retry: the point needing one is not run.",
-        _ADK_LACKS,
-    ),
-)
-"""Every framework runtime on the page. A framework's new runtime slots in with
-one entry here (and its findings in ``findings.toml``)."""
+RUNTIME_TARGETS: tuple[RuntimeTarget, ...] = runtime_targets(declared())
+"""Every framework runtime on the page, as the framework runtime modules declare
+them (:mod:`memconform.adapters.libraries.description`). A framework's new
+runtime slots in with one entry in its module (and its findings in
+``findings.toml``)."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ __all__ = [
     "TurnRecord",
     "freeze_json",
     "same_value",
+    "scribble",
 ]
 
 JSONValue = Any
@@ -110,6 +111,10 @@ def _optional(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], 
     if value is not None and not isinstance(value, kind):
         raise ValueError(f"{what}: field {key!r} has type {type(value).__name__}")
     return value
+
+
+def _or_default(value: str | None, default: str) -> str:
+    return default if value is None else value
 
 
 @dataclass(frozen=True)
@@ -362,9 +367,33 @@ class Fact:
             source=_require(data, "source", str, what),
             evidence=_require(data, "evidence", str, what),
             written_at=_require(data, "written_at", str, what),
-            kind=_optional(data, "kind", str, what) or "observation",
-            trust=_optional(data, "trust", str, what) or "trusted",
-            origin=_optional(data, "origin", str, what) or "concluded",
+            # an absent field takes its default; one present (even empty) is kept as given
+            kind=_or_default(_optional(data, "kind", str, what), "observation"),
+            trust=_or_default(_optional(data, "trust", str, what), "trusted"),
+            origin=_or_default(_optional(data, "origin", str, what), "concluded"),
             recheck_at=_optional(data, "recheck_at", str, what),
             metadata=freeze_json(_optional(data, "metadata", Mapping, what) or {}),
         )
+
+
+_MARK = "changed by the caller"
+
+
+def scribble(value: Any) -> None:
+    """Change every mutable container inside ``value`` in place, as a caller reusing
+    an object would: dicts get a key, lists an item; frozen value types and tuples
+    are walked, not changed. What a store stored or handed back must not show it."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            scribble(item)
+        value[_MARK] = True
+    elif isinstance(value, list):
+        for item in value:
+            scribble(item)
+        value.append(_MARK)
+    elif isinstance(value, tuple):
+        for item in value:
+            scribble(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            scribble(getattr(value, f.name))

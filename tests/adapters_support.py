@@ -1,7 +1,7 @@
 """Contract tests shared by the tests of the server stores and the stdio adapter.
 
 :class:`StoreContract` holds one test per rule of the Store contract's
-docstrings (``memconform/adapters/contract.py``). A test module subclasses it
+docstrings (``memconform/contract.py``). A test module subclasses it
 as ``Test…`` and provides the fixture ``opened_store`` (the raw store, usually
 opened once per module); every test reaches it through the kit's recording
 proxy, so shapes are checked as the kit checks them, and uses thread ids and
@@ -24,14 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from memconform.adapters.contract import (
+from memconform.adapters.registry import redact_url
+from memconform.contract import (
     ConflictError,
     DuplicateIdError,
     StoreError,
     UnsupportedValueError,
 )
-from memconform.adapters.proxy import RecordingStore
-from memconform.adapters.registry import redact_url
+from memconform.harness.proxy import RecordingStore
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Fact, Message, StateEntry, TurnRecord
 

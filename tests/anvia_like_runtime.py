@@ -26,7 +26,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memconform.adapters.contract import Capability, StoreError
+from memconform.contract import Capability, StoreError
 from memconform.values import ErrorRecord, JSONValue, Message, Role
 
 __all__ = ["AnviaLikeRuntime", "anvia_like_runtime"]

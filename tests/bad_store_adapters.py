@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memconform.adapters.contract import StoreError
-from memconform.adapters.faults import HangingStore
 from memconform.adapters.memory import MemoryStore
+from memconform.contract import StoreError
+from memconform.harness.faults import HangingStore
 from memconform.values import Message
 
 
@@ -112,8 +112,8 @@ class UnlockedFileStore:
         import json
         import os
 
-        from memconform.adapters.contract import DuplicateIdError
-        from memconform.adapters.faults import batch_row_pause
+        from memconform.contract import DuplicateIdError
+        from memconform.harness.faults import batch_row_pause
 
         data = self._load()
         stored = data.setdefault(thread_id, [])
@@ -184,7 +184,7 @@ class _RefusingFileStore(UnlockedFileStore):
     write fails under contention does): a failed promise, not a broken adapter."""
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
-        from memconform.adapters.contract import StoreError
+        from memconform.contract import StoreError
 
         if batch:
             raise StoreError("the session changed under this writer")
@@ -264,7 +264,7 @@ class LockedFileStore(UnlockedFileStore):
         import json
         import os
 
-        from memconform.adapters.contract import DuplicateIdError
+        from memconform.contract import DuplicateIdError
 
         with open(f"{self.path}.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -15,3 +15,5 @@ from __future__ import annotations
 import os
 
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+pytest_plugins = ["tests.interruption"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.adapters.contract import check_limit
 from memconform.adapters.memory import MemoryStore
+from memconform.contract import check_limit
 from memconform.values import Message
 
 

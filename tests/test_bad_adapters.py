@@ -77,7 +77,7 @@ def test_hanging_past_the_timeout_is_an_error(tmp_path: Path) -> None:
 def test_a_store_printing_to_stdout_in_a_fresh_process_is_judged_not_a_kit_crash(
     tmp_path: Path,
 ) -> None:
-    from memconform.adapters.contract_checks import check_durable
+    from memconform.steps.contract_checks import check_durable
 
     url = f"tests.bad_store_adapters:chatty_file_store?path={tmp_path / 'chatty.json'}"
     result = check_durable(url, "d", capabilities={"durable"})

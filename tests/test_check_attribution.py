@@ -1,23 +1,19 @@
-"""Each rule of a row gets the verdict of its own checks (plugin._rule_verdicts)."""
+"""Each rule of a row gets the verdict of its own checks (reports.judgement.judge_row)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
+import importlib
 
 import pytest
 
+from memconform.reports.judgement import Happened, judge_row
 from memconform.steps.common import CheckRecorder, CheckResult, Mismatch, decides
-from memconform.steps.plugin import _rule_verdicts
-
-PASSED = SimpleNamespace(passed=True, skipped=False, when="call", longrepr=None)
-NO_EXCEPTION = SimpleNamespace(excinfo=None)
 
 
-def _verdicts(rules: list[str], checks: list[CheckResult], exc: Any = None,
-              report: Any = PASSED, call: Any = NO_EXCEPTION) -> dict[str, tuple[str, str]]:
-    return {v.rule: (v.outcome, v.decided_by)
-            for v in _rule_verdicts(rules, checks, exc, report, call, None)}
+def _verdicts(rules: list[str], checks: list[CheckResult], exc: BaseException | None = None,
+              passed: bool = True, report_text: str = "") -> dict[str, tuple[str, str]]:
+    happened = Happened(tuple(rules), "call", passed, None, exc, report_text, tuple(checks))
+    return {v.rule: (v.outcome, v.decided_by) for v in judge_row(happened)}
 
 
 def _failure(*rules: str) -> Mismatch:
@@ -49,10 +45,8 @@ def test_a_check_without_rules_decides_every_rule_of_the_row() -> None:
 
 def test_a_crash_decides_every_rule_without_a_failed_check() -> None:
     crash = RuntimeError("the runtime crashed")
-    report = SimpleNamespace(passed=False, skipped=False, when="call", longrepr="x")
-    call = SimpleNamespace(excinfo=SimpleNamespace(value=crash))
     checks = [CheckResult("Then one", ("A",), _failure()), CheckResult("Then two", ("B",))]
-    verdicts = _verdicts(["A", "B"], checks, crash, report, call)
+    verdicts = _verdicts(["A", "B"], checks, crash, passed=False, report_text="x")
     assert verdicts == {"A": ("failed", "check"), "B": ("crashed", "scenario")}
 
 
@@ -80,16 +74,15 @@ def test_decides_records_the_mismatch_and_lets_the_row_go_on() -> None:
 def test_every_runtime_then_step_names_the_rules_it_decides() -> None:
     from pytest_bdd.steps import step_function_context_registry
 
-    import memconform.steps.candidates
-    import memconform.steps.persisted_state
-    import memconform.steps.save_policy
-    import memconform.steps.strict_write
-    import memconform.steps.turns  # noqa: F401
+    from memconform.steps.plugin import step_modules
 
-    modules = ("candidates", "persisted_state", "save_policy", "strict_write", "turns")
+    profiles = ("candidates", "persisted_state", "save_policy", "strict_write", "turns")
+    modules = [m for m in step_modules() if m.rsplit(".", 1)[-1].startswith(profiles)]
+    for module in modules:
+        importlib.import_module(module)
     undeclared = sorted(
         c.step_func.__name__ for c in step_function_context_registry.values()
-        if c.type == "then" and c.step_func.__module__.rsplit(".", 1)[-1] in modules
+        if c.type == "then" and c.step_func.__module__ in modules
         and not getattr(c.step_func, "rules", None)
     )
     assert undeclared == []

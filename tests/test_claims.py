@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
-from memconform.simulator.environment import Environment
+from memconform.harness.environment import Environment
+from memconform.harness.proxy import RecordingStore
 from tests.lying_runtime import CLAIMS, RECORD_CLAIMS, SCHEMAS, plausible_lie
 from tests.mutant_harness import run_suite
 

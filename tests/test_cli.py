@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,65 @@ def test_the_package_and_the_lint_run_with_python_m(module: str, code: int, says
     )
     assert done.returncode == code, done.stderr
     assert says in done.stdout + done.stderr
+
+
+def test_a_closed_stdout_ends_the_command_quietly() -> None:
+    listing = subprocess.Popen(
+        # more than a pipe holds (64 KiB), so the writer is still writing when
+        # the reader stops
+        [sys.executable, "-m", "memconform", "rules", "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert listing.stdout is not None
+    assert listing.stderr is not None
+    assert listing.stdout.readline() == b"[\n"
+    listing.stdout.close()  # the reader stops, as `| head -1` does
+    with listing.stderr:
+        err = listing.stderr.read().decode()
+    assert listing.wait(timeout=60) == 0, err
+    assert err == ""
+
+
+@pytest.mark.parametrize(("command", "codes"), [
+    ("run", [0, 1, 3, 4, 5]),
+    ("rules", [0, 4, 5]),
+    ("mutants", [0, 4, 5]),
+    ("report", [0, 4, 5]),
+    ("compliance", [0, 3, 4, 5]),
+    ("fingerprint", [0, 1, 3, 4, 5]),
+])
+def test_each_help_ends_with_the_exit_codes_its_command_can_return(
+    capsys: pytest.CaptureFixture[str], command: str, codes: list[int],
+) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    block = capsys.readouterr().out.rsplit("exit codes:\n", 1)[1]
+    assert [int(line.split()[0]) for line in block.splitlines()] == codes
+
+
+@pytest.mark.parametrize("name", [
+    "simulator", "reference", "memconform.simulator:Simulator", "anvia-main", "eddi-snapshot",
+])
+def test_run_accepts_the_runtime_names_fingerprint_accepts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+) -> None:
+    from memconform import fingerprint
+
+    fingerprint.subject_for(name)  # fingerprint accepts it
+    # a rule of the other subject stops the run right after the runtime is named
+    assert main(["run", "--runtime", name, "--rule", "ST-001", "--out", str(tmp_path)]) == 5
+    assert capsys.readouterr().err == (
+        "memconform: usage error: ST-001 is a store rule; --runtime judges runtime rules\n"
+    )
+
+
+def test_a_simulator_variant_is_judged_as_that_variant(tmp_path: Path) -> None:
+    # anvia-main stores the tool-call batch before its tool results: SP-001 fails
+    done = subprocess.run(
+        [sys.executable, "-m", "memconform", "run", "--runtime", "anvia-main",
+         "--rule", "SP-001", "--out", str(tmp_path)],
+        capture_output=True, text=True, check=False, timeout=600,
+        env={**os.environ, "CI": "true"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAIL  SP-001: " in done.stdout

@@ -123,3 +123,57 @@ def test_a_store_ending_the_process_while_opened_is_an_adapter_error(tmp_path: P
     assert done.returncode == 3, done.stdout + done.stderr
     assert "raised SystemExit(0) while the kit opened it" in done.stdout + done.stderr
     assert (tmp_path / "report" / "results.json").is_file()
+
+
+def test_a_missing_framework_extra_is_one_usage_line_naming_the_runtime_and_the_extra(
+    tmp_path: Path,
+) -> None:
+    # the framework's library made unimportable in this process only; the
+    # message comes from the real adapter, registry and command
+    script = (
+        "import sys; sys.modules['agents'] = None\n"
+        "from memconform.cli import main\n"
+        f"sys.exit(main(['run', '--runtime', 'openai-agents', '--out', {str(tmp_path)!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, cwd=ROOT,
+        timeout=600, env={**os.environ, "CI": "true", "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("memconform: usage error: the runtime openai-agents cannot be built: ")
+    assert line.endswith("install it with: pip install 'memconform[openai-agents]'")
+    assert "store" not in line
+
+
+def test_a_store_failing_to_open_is_named_once_with_how_many_rules_it_errored(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "raising_store.py").write_text(
+        "def open_it():\n    raise ConnectionError('no server at 127.0.0.1:1')\n", "utf-8"
+    )
+    done = _memconform(tmp_path, "--store", "raising_store:open_it", cwd=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR ")]
+    assert len(errors) == 1, done.stdout
+    judged = re.search(r"memconform: error (\d+)", done.stdout)
+    assert judged is not None, done.stdout
+    assert errors[0].endswith(f"no server at 127.0.0.1:1 (and {int(judged[1]) - 1} more times)")
+
+
+def test_the_console_names_the_store_classes_as_it_names_the_runtime_classes() -> None:
+    from memconform.cli.summary import store_classes_line
+
+    data = {
+        "header": {"subject": "store"},
+        "classes": [
+            {"name": "core", "claimed": True, "status": "achieved"},
+            {"name": "state", "claimed": True, "status": "not-achieved"},
+            {"name": "durable", "claimed": False, "status": "not-claimed"},
+        ],
+    }
+    assert store_classes_line(data) == (
+        "memconform: store classes achieved: core; not achieved: state (not-achieved)"
+    )
+    assert store_classes_line({**data, "header": {"subject": "runtime"}}) is None

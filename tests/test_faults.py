@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memconform.adapters.contract import StoreError
-from memconform.adapters.faults import (
+from memconform.adapters.memory import MemoryStore
+from memconform.adapters.sqlite import SQLiteStore
+from memconform.contract import StoreError
+from memconform.harness.faults import (
     DelayingStore,
     FailNthAppend,
     HangingStore,
@@ -21,9 +23,7 @@ from memconform.adapters.faults import (
     remove_sqlite_abort_trigger,
     row_fault_fired,
 )
-from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import AdapterTimeoutError, RecordingStore
-from memconform.adapters.sqlite import SQLiteStore
+from memconform.harness.proxy import AdapterTimeoutError, RecordingStore
 from memconform.values import Message
 
 
@@ -154,7 +154,7 @@ def test_sqlite_abort_trigger_rolls_back_the_whole_batch(tmp_path: Path) -> None
 
 
 def test_a_refusing_store_refuses_what_it_is_told_and_stores_nothing_of_it() -> None:
-    from memconform.adapters.faults import RefusingStore
+    from memconform.harness.faults import RefusingStore
     from memconform.values import ErrorRecord
 
     inner = MemoryStore()

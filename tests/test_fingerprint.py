@@ -25,9 +25,10 @@ from memconform.fingerprint import (
     render_text,
     subject_for,
 )
+from memconform.harness.environment import Environment
+from memconform.harness.runtime import ProfileNotDeclared
 from memconform.mutants import all_mutants
-from memconform.simulator.environment import Environment
-from memconform.simulator.runtime import ProfileNotDeclared, Simulator
+from memconform.simulator.runtime import Simulator
 from memconform.values import JSONValue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -368,7 +369,7 @@ def test_a_profiles_declaration_the_kit_cannot_read_is_refused_before_any_run(
 def test_fingerprint_and_run_share_one_profile_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """``memconform fingerprint`` asks the function ``memconform run`` asks."""
     import memconform.fingerprint as module
-    import memconform.simulator.runtime as runtimes
+    import memconform.harness.runtime as runtimes
 
     asked: list[str] = []
 
@@ -387,7 +388,7 @@ def test_fingerprint_and_run_share_one_profile_gate(monkeypatch: pytest.MonkeyPa
 
 def _recording() -> Any:
     from memconform.adapters.memory import MemoryStore
-    from memconform.adapters.proxy import RecordingStore
+    from memconform.harness.proxy import RecordingStore
 
     return RecordingStore(MemoryStore())
 
@@ -495,7 +496,7 @@ class _GuardrailsOnly(Simulator):
 
 def test_a_scenario_needing_a_hook_the_runtime_lacks_is_unsupported() -> None:
     from memconform.adapters.memory import MemoryStore
-    from memconform.adapters.proxy import RecordingStore
+    from memconform.harness.proxy import RecordingStore
     from memconform.steps.common import UNSUPPORTED_PREFIX
     from memconform.steps.save_policy import _execute
 
@@ -538,7 +539,7 @@ def test_the_child_builds_the_runtime_by_the_name_the_command_was_given(
     """The kill harness's child resolves ``--runtime`` as the command does: a
     framework name of the registry, a simulator variant or ``module:factory``."""
     from memconform.adapters import registry
-    from memconform.simulator import job_resume
+    from memconform.steps import job_resume
 
     monkeypatch.setitem(registry.BUILTIN_RUNTIMES, "a-framework:mode",
                         "tests.test_fingerprint:writes_after_death")

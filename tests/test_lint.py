@@ -1,13 +1,16 @@
 """The traceability lint: the shipped catalogue and features agree, and the lint
-catches an untagged rule, an unknown tag, a duplicate name and a long Background."""
+catches an untagged rule, an unknown tag, a duplicate name and a long Background;
+every rule id the kit's steps, mutants, generated checks and second-conditions
+table name exists, and a planted unknown id is reported where it stands."""
 
 from __future__ import annotations
 
 import textwrap
 from pathlib import Path
 
+import memconform
 from memconform.catalogue import load_catalogue, parse_catalogue
-from memconform.lint import lint
+from memconform.lint import lint, rule_id_sources, unknown_rule_ids
 from memconform.resources import features_dir, spec_dir
 from memconform.second_conditions import (
     CONDITIONS,
@@ -195,3 +198,73 @@ def test_lint_accepts_an_untested_may_rule(tmp_path: Path) -> None:
     """), encoding="utf-8")
     catalogue = parse_catalogue(folder)
     assert lint(catalogue, _feature(tmp_path / "features", "Feature: empty\n")) == []
+
+
+def test_every_rule_id_the_code_names_exists() -> None:
+    catalogue = load_catalogue()
+    sources = rule_id_sources()
+    package = Path(memconform.__file__).resolve().parent
+    for part in ("steps", "mutants", "properties"):
+        assert set((package / part).rglob("*.py")) <= set(sources), part
+    assert package / "second_conditions.py" in sources
+    assert spec_dir() / "second-conditions.toml" in sources
+    assert unknown_rule_ids(catalogue, sources) == []
+
+
+def test_the_id_check_reads_the_real_code(tmp_path: Path) -> None:
+    """Against a catalogue of store rules only, the save-policy ids of the real
+    step modules, mutants and table are reported: the check is not vacuous."""
+    catalogue = parse_catalogue(_catalogue(tmp_path, {"store": ["ST-001"]}))
+    unknown = unknown_rule_ids(catalogue, rule_id_sources())
+    named = {(p.path.parent.name, p.rule_id) for p in unknown}
+    for part in ("steps", "mutants", "properties", "spec"):
+        assert any(where == part and i.startswith("SP-") for where, i in named), part
+    assert "ST-001" not in {p.rule_id for p in unknown}
+
+
+def test_the_id_check_reports_a_planted_unknown_id(tmp_path: Path) -> None:
+    package = tmp_path / "package"
+    family = package / "steps" / "new_family"
+    family.mkdir(parents=True)
+    step = family / "checks.py"
+    step.write_text(textwrap.dedent('''\
+        """Checks of a new family.
+
+        The docstring cites TU-997, which is no rule.
+        """
+        from memconform.steps.common import Mismatch, decides
+
+
+        @decides("SP-001", "SP-999")
+        def check(seen: int) -> None:
+            if seen:  # see CA-996
+                raise Mismatch("wrong", rules=("SW-998",))
+            label = f"SP-001 and ST-994 at {seen}"
+    '''), encoding="utf-8")
+    (package / "mutants").mkdir()
+    (package / "mutants" / "split.py").write_text(
+        'KILLS = frozenset({"SQ-1"})\n', encoding="utf-8")
+    (package / "properties").mkdir()
+    (package / "properties" / "broken.py").write_text("def (:\n", encoding="utf-8")
+    (package / "simulator").mkdir()
+    (package / "simulator" / "elsewhere.py").write_text('"SP-993"\n', encoding="utf-8")
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "second-conditions.toml").write_text(
+        '[rules]\nSP-001 = []\nSP-995 = ["restart"]  # not PS-992 either\n', encoding="utf-8")
+    catalogue = load_catalogue()
+    sources = rule_id_sources(package, spec)
+    assert package / "simulator" / "elsewhere.py" not in sources
+    problems = unknown_rule_ids(catalogue, sources)
+    assert [(p.path.name, p.line, p.rule_id) for p in problems] == [
+        ("split.py", 1, "SQ-1"),
+        ("broken.py", 1, "(not valid Python)"),
+        ("checks.py", 3, "TU-997"),
+        ("checks.py", 8, "SP-999"),
+        ("checks.py", 10, "CA-996"),
+        ("checks.py", 11, "SW-998"),
+        ("checks.py", 12, "ST-994"),
+        ("second-conditions.toml", 3, "PS-992"),
+        ("second-conditions.toml", 3, "SP-995"),
+    ]
+    assert str(problems[2]) == f"{step}:3: TU-997 names no rule in the catalogue"

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from memconform.adapters.answers import check_observation
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.simulator.runtime import Simulator, observe
+from memconform.harness.answers import check_observation
+from memconform.harness.proxy import AdapterContractError, RecordingStore
+from memconform.harness.runtime import observe
+from memconform.simulator.runtime import Simulator
 from memconform.steps._save_policy_scripts import base_script
 
 
@@ -80,9 +81,9 @@ def test_a_runtime_that_does_not_answer_in_time_is_the_adapters_error() -> None:
     after one hang every later execute is refused at once."""
     import threading
 
-    from memconform.adapters import answers
-    from memconform.adapters.answers import limit_execute
-    from memconform.adapters.proxy import AdapterTimeoutError
+    from memconform.harness import answers
+    from memconform.harness.answers import limit_execute
+    from memconform.harness.proxy import AdapterTimeoutError
 
     before = answers._LIMIT.seconds
 

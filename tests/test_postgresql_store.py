@@ -18,8 +18,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from memconform.adapters.contract import Capability, StoreError, UnsupportedValueError
-from memconform.adapters.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.adapters.postgresql import (
     DEFAULT_SCHEMA,
     PostgreSQLStore,
@@ -27,6 +25,8 @@ from memconform.adapters.postgresql import (
     split_url,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import Capability, StoreError, UnsupportedValueError
+from memconform.harness.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.values import Fact, Message, TurnRecord
 from tests.adapters_support import (
     ROOT,
@@ -153,9 +153,9 @@ def test_floats_come_back_as_floats(opened_store: PostgreSQLStore) -> None:
     assert [type(v) for v in back] == [float] * len(values)
 
 
-def test_round_outside_64_bits_is_a_value_error(opened_store: PostgreSQLStore) -> None:
+def test_round_outside_64_bits_is_refused_as_unsupported(opened_store: PostgreSQLStore) -> None:
     t = fresh()
-    with pytest.raises(ValueError, match="round"):
+    with pytest.raises(UnsupportedValueError, match="round"):
         opened_store.append(t, [Message(id="r", role="user", text="", round=2**63)])
     assert opened_store.messages(t) == []
 
@@ -290,7 +290,7 @@ def test_concurrent_writers_keep_batches_whole_and_in_order(
 def test_reads_by_another_process_show_whole_batches_while_a_writer_appends(
     pg_url: str,
 ) -> None:
-    from memconform.adapters.contract_checks import check_reads_during_writes
+    from memconform.steps.contract_checks import check_reads_during_writes
 
     result = check_reads_during_writes(pg_url, fresh())
     assert result.passed, result.evidence

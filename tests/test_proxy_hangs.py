@@ -8,17 +8,18 @@ from typing import Any
 
 import pytest
 
-from memconform.adapters.faults import HangingStore
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import (
+from memconform.harness.environment import ScriptError
+from memconform.harness.faults import HangingStore
+from memconform.harness.proxy import (
     AdapterContractError,
     AdapterTimeoutError,
     HangGuard,
     RecordingStore,
     raised_by_adapter,
 )
-from memconform.simulator.environment import ScriptError
-from memconform.simulator.runtime import SCRIPT_SCHEMA, Simulator, observe
+from memconform.harness.runtime import SCRIPT_SCHEMA, observe
+from memconform.simulator.runtime import Simulator
 from memconform.values import Message
 
 
@@ -68,8 +69,11 @@ def test_proxies_sharing_a_guard_stop_calling_a_hung_store() -> None:
             with pytest.raises(AdapterTimeoutError, match="did not return"):
                 proxy.messages(f"t{n}")
         assert guard.stopped is not None
+        later = RecordingStore(hanging, timeout=1.0, hangs=guard)  # declared once a session
+        proxies.append(later)
+        assert later.capabilities == proxies[0].capabilities
         with pytest.raises(AdapterTimeoutError, match="not called: the kit stopped calling"):
-            RecordingStore(hanging, timeout=1.0, hangs=guard)
+            later.messages("t8")
         with pytest.raises(AdapterTimeoutError, match="not called: the kit stopped calling"):
             proxies[0].append("t9", _batch("x"))
     finally:

@@ -133,7 +133,7 @@ def test_a_counterexample_that_cannot_be_written_leaves_the_verdict_alone(
     raises out of the hook) and the log says what was lost."""
     from types import SimpleNamespace
 
-    from memconform.steps import plugin
+    from memconform.steps import _capture
 
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("", encoding="utf-8")
@@ -141,5 +141,5 @@ def test_a_counterexample_that_cannot_be_written_leaves_the_verdict_alone(
                "--memconform-store": "memory://", "--memconform-mutant": None}
     item = SimpleNamespace(name="test_x", config=SimpleNamespace(getoption=options.get))
     failure = SimpleNamespace(steps=[{"op": "append", "thread": "t", "batch": []}])
-    plugin._export(item, ["ST-001"], failure)  # type: ignore[arg-type]
+    _capture._export(item, ["ST-001"], failure)  # type: ignore[arg-type]
     assert "the counterexample of test_x could not be written" in capsys.readouterr().err

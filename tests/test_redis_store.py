@@ -17,7 +17,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from memconform.adapters.contract import Capability, StoreError, UnsupportedValueError
 from memconform.adapters.redis import (
     DEFAULT_PREFIX,
     RedisStore,
@@ -26,6 +25,7 @@ from memconform.adapters.redis import (
     split_url,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import Capability, StoreError, UnsupportedValueError
 from memconform.values import Message
 from tests.adapters_support import (
     NO_ROW_POINT,
@@ -243,7 +243,7 @@ def test_concurrent_writers_keep_batches_whole_and_in_order(
 def test_reads_by_another_process_show_whole_batches_while_a_writer_appends(
     redis_url: str,
 ) -> None:
-    from memconform.adapters.contract_checks import check_reads_during_writes
+    from memconform.steps.contract_checks import check_reads_during_writes
 
     result = check_reads_during_writes(redis_url, fresh())
     assert result.passed, result.evidence

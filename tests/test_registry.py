@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from memconform.adapters.fresh_process import fresh_environment, python_command
 from memconform.adapters.registry import (
     BUILTIN_RUNTIMES,
     StoreURLError,
@@ -17,6 +16,7 @@ from memconform.adapters.registry import (
     open_store,
     resolve_runtime,
 )
+from memconform.harness.fresh_process import fresh_environment, python_command
 from tests.bad_store_adapters import UnlockedFileStore
 from tests.mutant_harness import run_suite
 
@@ -139,3 +139,46 @@ def test_a_store_importable_only_through_pythonpath_passes_the_fresh_process_rul
     assert {r for o in outcomes for r in o["rules"]} >= {"PS-031", "ST-032"}
     assert [(o["rules"], o["outcome"], o["message"]) for o in outcomes if
             o["outcome"] != "passed"] == []
+
+
+def test_every_runtime_name_resolves_through_one_function() -> None:
+    from memconform import fingerprint
+    from memconform.runtime_names import (
+        SIMULATOR_NAMES,
+        VARIANT_PROFILES,
+        UnknownRuntime,
+        runtime_target,
+    )
+    from memconform.simulator.runtime import Simulator
+
+    for name in SIMULATOR_NAMES:
+        assert runtime_target(name) == "memconform.simulator.runtime:Simulator"
+    assert set(VARIANT_PROFILES) == {"anvia-main", "eddi-snapshot"}
+    for variant in VARIANT_PROFILES:
+        built = fingerprint.subject_for(variant).build()
+        assert isinstance(built, Simulator)
+        assert built.variant == variant
+        assert runtime_target(runtime_target(variant)) == runtime_target(variant)
+    for name, target in BUILTIN_RUNTIMES.items():
+        assert runtime_target(name) == target
+    assert runtime_target("tests.runtime_adapters:stamping_runtime") == (
+        "tests.runtime_adapters:stamping_runtime"
+    )
+    with pytest.raises(UnknownRuntime, match="anvia-main, eddi-snapshot"):
+        runtime_target("anvia")
+
+
+def test_a_variant_changes_only_its_own_profile() -> None:
+    from typing import Any, cast
+
+    from memconform.harness.environment import ScriptError
+    from memconform.runtime_names import variant_runtime
+    from memconform.simulator.runtime import Simulator
+
+    no_env = cast(Any, None)
+    with pytest.raises(ScriptError, match="variant"):  # the plain simulator carries it along
+        Simulator("anvia-main").execute({"profile": "strict-write"}, no_env)
+    for variant, other in (("anvia-main", "strict-write"), ("eddi-snapshot", "save-policy")):
+        with pytest.raises(ScriptError) as refused:  # the script is empty: refused as such
+            variant_runtime(variant).execute({"profile": other}, no_env)
+        assert "variant" not in str(refused.value)

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from memconform import properties, steps
+from memconform import steps
 from memconform.catalogue import load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = [
     str(Path(steps.__file__).resolve().parent / "suite.py"),
-    str(Path(properties.__file__).resolve().parent / "checks.py"),
+    str(Path(steps.__file__).resolve().parent / "generated_checks.py"),
 ]
 RAN = re.compile(r"\((\d+) scenarios? run\)")
 PROGRESS = re.compile(r"\r\x1b\[Kmemconform: \[ *(\d+)/(\d+)\]")
@@ -210,3 +210,22 @@ def test_a_run_in_a_ci_log_shows_no_progress(tmp_path: Path, where: str) -> None
     assert not re.search(r"\[ *\d+/\d+\]", shown)
     assert RAN.search(shown) is not None
     assert "passed" in (tmp_path / "report" / "pytest.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--store", "memory://", "--rule", "SP-001"],
+     "SP-001 is a runtime rule; --store judges store rules"),
+    (["--store", "memory://", "--profile", "candidates"],
+     "--profile candidates selects only runtime rules; --store judges store rules"),
+    (["--runtime", "simulator", "--profile", "store", "--rule", "st-001"],
+     "--profile store --rule ST-001 selects only store rules; --runtime judges runtime rules"),
+])
+def test_a_selection_judging_no_rule_of_the_subject_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str,
+) -> None:
+    from memconform.cli import main
+
+    assert main(["run", "--out", str(tmp_path / "report"), *args]) == 5
+    err = capsys.readouterr().err
+    assert err == f"memconform: usage error: {said}\n"
+    assert not (tmp_path / "report").exists()  # refused before anything ran

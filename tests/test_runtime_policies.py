@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from memconform.harness.runtime import SAVE_POLICIES, declared_policies
 from memconform.mutants import get_mutant
-from memconform.simulator.runtime import SAVE_POLICIES, Simulator, declared_policies
+from memconform.simulator.runtime import Simulator
 
 SCHEMA = Path(__file__).resolve().parent.parent / "spec" / "schemas" / "results.schema.json"
 
@@ -127,7 +128,7 @@ def test_the_summary_line_names_the_runtime_classes_and_what_was_declared() -> N
 
 def test_the_generated_runs_use_only_the_declared_policies() -> None:
     from memconform.adapters.memory import MemoryStore
-    from memconform.adapters.proxy import RecordingStore
+    from memconform.harness.proxy import RecordingStore
     from memconform.properties.runs import run_property
     from memconform.properties.settings import SETTINGS
 

@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from memconform.adapters.contract import Capability
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.catalogue import load_catalogue
-from memconform.reports.verdict import build_results
-from memconform.simulator.runtime import (
+from memconform.contract import Capability
+from memconform.harness.proxy import AdapterContractError, RecordingStore
+from memconform.harness.runtime import (
     RUNTIME_PROFILES,
     SCRIPT_SCHEMA,
     ProfileNotDeclared,
-    Simulator,
     declared_profiles,
     observe,
 )
+from memconform.reports.verdict import build_results
+from memconform.simulator.runtime import Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 UNDECLARED = ("strict-write", "turns", "candidates", "persisted-state")

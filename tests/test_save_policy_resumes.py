@@ -4,7 +4,7 @@ continuation to the later part (memconform.steps.save_policy_resumes)."""
 from __future__ import annotations
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
+from memconform.harness.proxy import RecordingStore
 from memconform.simulator.runtime import Simulator
 from memconform.steps._save_policy_scripts import base_script
 from memconform.steps.save_policy_resumes import (

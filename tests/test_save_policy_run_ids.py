@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memconform.steps.common import Mismatch
-from memconform.steps.save_policy import sp_run_ids_and_rounds
+from memconform.steps.save_policy_appends import sp_run_ids_and_rounds
 
 
 def _observation(runs: list[dict[str, Any]], message: dict[str, Any]) -> dict[str, Any]:

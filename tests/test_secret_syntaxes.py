@@ -10,9 +10,9 @@ import pytest
 
 from memconform.mutants.strict_write import MUTANTS
 from memconform.resources import features_dir
-from memconform.secret_syntaxes import SecretSyntax, load_secret_syntaxes, secret_syntax
 from memconform.simulator.digest import SEED_RULES, digest_text
 from memconform.simulator.secret_filter import KIT_FAMILIES, SECRET_FAMILIES, SEED_FAMILIES
+from memconform.steps.secret_syntaxes import SecretSyntax, load_secret_syntaxes, secret_syntax
 
 ROWS = list(load_secret_syntaxes().values())
 TASK = "ai.labs.llm"

@@ -11,7 +11,9 @@ import jsonschema
 import pytest
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
+from memconform.harness.environment import ScriptError
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import observe
 from memconform.resources import spec_dir
 from memconform.simulator.candidates import (
     DEFAULT_SUMMARY_THRESHOLD,
@@ -19,8 +21,7 @@ from memconform.simulator.candidates import (
     parse_decision,
     render_commander_prompt,
 )
-from memconform.simulator.environment import ScriptError
-from memconform.simulator.runtime import Simulator, observe
+from memconform.simulator.runtime import Simulator
 
 HELLO = '{"say":"Hello!","action":{}}'
 

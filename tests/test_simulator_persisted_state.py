@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from memconform.adapters.faults import RefusingStore
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
-from memconform.simulator.environment import ScriptError
+from memconform.harness.environment import ScriptError
+from memconform.harness.faults import RefusingStore
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import observe
 from memconform.simulator.persisted_state import (
     RECORD_KEY,
     eviction_order,
@@ -23,7 +24,7 @@ from memconform.simulator.persisted_state import (
     job_scope,
     knowledge_scope,
 )
-from memconform.simulator.runtime import Simulator, observe
+from memconform.simulator.runtime import Simulator
 from memconform.values import Fact
 
 NS = "t"
@@ -176,12 +177,12 @@ def test_a_refused_fact_is_not_reported_stored() -> None:
 
 
 def test_the_kill_point_stops_the_child_right_after_the_kth_write(tmp_path: Path) -> None:
-    from memconform.adapters.fresh_process import fresh_environment, python_command
+    from memconform.harness.fresh_process import fresh_environment, python_command
 
     script_file = tmp_path / "script.json"
     script_file.write_text(json.dumps(script([{"do": "job", "job": JOB}])), encoding="utf-8")
     command = python_command(
-        "memconform.simulator.job_resume", "--store", f"sqlite:///{tmp_path / 'k.db'}",
+        "memconform.steps.job_resume", "--store", f"sqlite:///{tmp_path / 'k.db'}",
         "--script", str(script_file), "--kill-after-write", "2",
     )
     with subprocess.Popen(command, cwd=tmp_path, env=fresh_environment(tmp_path),
@@ -236,7 +237,7 @@ def test_a_job_resumes_in_a_fresh_process_with_a_scrubbed_environment(tmp_path: 
     workdir.mkdir()
     tmp.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "memconform.simulator.job_resume", "--store", url,
+        [sys.executable, "-m", "memconform.steps.job_resume", "--store", url,
          "--namespace", NS, "--job", "deploy-1", "--world", str(world)],
         cwd=workdir, env={"PATH": os.environ.get("PATH", ""), "TMPDIR": str(tmp)},
         capture_output=True, text=True, check=False, timeout=120,
@@ -249,7 +250,7 @@ def test_a_job_resumes_in_a_fresh_process_with_a_scrubbed_environment(tmp_path: 
 
 
 def test_job_resume_without_a_job_is_a_usage_error() -> None:
-    from memconform.simulator.job_resume import main
+    from memconform.steps.job_resume import main
 
     assert main(["--store", "memory://"]) == 2
 

@@ -13,10 +13,11 @@ import jsonschema
 import pytest
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
+from memconform.harness.environment import IdSource, ScriptError
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import observe
 from memconform.resources import spec_dir
-from memconform.simulator.environment import IdSource, ScriptError
-from memconform.simulator.runtime import Simulator, observe
+from memconform.simulator.runtime import Simulator
 from memconform.steps._save_policy_scripts import (
     EFFECT,
     EXPECTED,

@@ -14,9 +14,10 @@ import jsonschema
 import pytest
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
-from memconform.simulator.environment import ScriptError
-from memconform.simulator.runtime import Simulator, observe
+from memconform.harness.environment import ScriptError
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import observe
+from memconform.simulator.runtime import Simulator
 from memconform.simulator.strict_write import (
     END_USER_NOTICE,
     META,

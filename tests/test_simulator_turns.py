@@ -14,9 +14,10 @@ import jsonschema
 import pytest
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
-from memconform.simulator.environment import IdSource, ScriptError
-from memconform.simulator.runtime import Simulator, observe
+from memconform.harness.environment import IdSource, ScriptError
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import observe
+from memconform.simulator.runtime import Simulator
 from memconform.simulator.turns import ConfigurationError, context_size
 from memconform.steps.turns_script import (
     CHILD_USAGE,

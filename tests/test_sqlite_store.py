@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from memconform.adapters.contract import DuplicateIdError, StoreError, UnsupportedValueError
-from memconform.adapters.contract_checks import (
+from memconform.adapters.registry import StoreURLError, open_store
+from memconform.adapters.sqlite import SQLiteStore, open_sqlite, sqlite_path
+from memconform.contract import DuplicateIdError, StoreError, UnsupportedValueError
+from memconform.steps.contract_checks import (
     check_atomic_batch,
     check_concurrent_writers,
     check_durable,
 )
-from memconform.adapters.registry import open_store
-from memconform.adapters.sqlite import SQLiteStore, open_sqlite, sqlite_path
 from memconform.values import Message
 
 
@@ -41,13 +41,21 @@ def test_url_forms() -> None:
         sqlite_path("sqlite:///")
 
 
-def test_registry_opens_sqlite_and_creates_folders(tmp_path: Path) -> None:
+def test_registry_opens_sqlite_and_creates_the_file(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
     store = open_store(f"sqlite:///{tmp_path / 'a' / 'b.db'}?timeout=2&synchronous=normal")
     assert isinstance(store, SQLiteStore)
     assert (tmp_path / "a" / "b.db").exists()
     store.close()
     with pytest.raises(ValueError, match="synchronous"):
         open_sqlite(f"sqlite:///{tmp_path / 'c.db'}?synchronous=off")
+
+
+def test_a_folder_that_does_not_exist_is_refused_and_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    with pytest.raises(StoreURLError, match=f"the folder '{missing}' does not exist"):
+        open_store(f"sqlite:///{missing / 'x.db'}")
+    assert not (tmp_path / "no").exists()
 
 
 def test_schema_wal_and_every_capability(db: SQLiteStore) -> None:

@@ -19,17 +19,17 @@ from typing import Any
 
 import pytest
 
-from memconform.adapters.contract import (
+from memconform.adapters.memory import MemoryStore
+from memconform.adapters.registry import StoreURLError, open_store
+from memconform.adapters.stdio import StdioStore, open_stdio
+from memconform.adapters.stdio_server import StdioServer, error_kind, main
+from memconform.contract import (
     ConflictError,
     DuplicateIdError,
     StoreError,
     UnsupportedValueError,
 )
-from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import AdapterContractError, AdapterTimeoutError, RecordingStore
-from memconform.adapters.registry import StoreURLError, open_store
-from memconform.adapters.stdio import StdioStore, open_stdio
-from memconform.adapters.stdio_server import StdioServer, error_kind, main
+from memconform.harness.proxy import AdapterContractError, AdapterTimeoutError, RecordingStore
 from memconform.values import Message
 from tests.adapters_support import (
     NO_ROW_POINT,
@@ -358,7 +358,7 @@ def test_python_server_over_memory_passes_the_store_features(tmp_path: Path) -> 
 def test_python_server_over_sqlite_shows_other_processes_whole_batches(tmp_path: Path) -> None:
     """ST-036 through stdio: the server child writes, out of reach of the kit's
     row point, so the polling reader alone judges it (best effort)."""
-    from memconform.adapters.contract_checks import check_reads_during_writes
+    from memconform.steps.contract_checks import check_reads_during_writes
 
     db = tmp_path / "s.db"
     url = f"stdio:{shlex.join([*SERVER, f'sqlite:///{db}'])}"

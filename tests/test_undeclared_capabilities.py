@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from memconform.adapters.contract import Capability
-from memconform.adapters.proxy import AdapterContractError, RecordingStore
 from memconform.catalogue import load_catalogue
+from memconform.contract import Capability
+from memconform.harness.proxy import AdapterContractError, RecordingStore
 from memconform.reports import build_results, exit_code
 from memconform.reports.results import Results
 from tests.bad_store_adapters import misspelt_provides
 from tests.mutant_harness import run_suite
 
-_TARGETS = ("memconform/steps/suite.py", "memconform/properties/checks.py")
+_TARGETS = ("memconform/steps/suite.py", "memconform/steps/generated_checks.py")
 
 
 def _judge(tmp_path: Path, store: str, marks: str, **header: Any) -> Results:
@@ -167,3 +167,24 @@ def test_an_undeclared_capability_reads_by_name_in_the_verdict_reason() -> None:
         assert verdict == "unsupported"
         assert "the capability 'commit-flags'" in reason
         assert "<Capability" not in reason
+
+
+def test_a_store_declares_once_a_session_so_a_stopped_guard_leaves_its_claims_known() -> None:
+    """After the session's hang guard stopped calling a hung store, every later
+    scenario still knows what the store declares (it was read before the hang),
+    so a rule of an undeclared capability stays ``unsupported`` rather than
+    turning into an error measured against a promise never made."""
+    from memconform.adapters.memory import MemoryStore
+    from memconform.harness.faults import HangingStore
+    from memconform.harness.proxy import AdapterTimeoutError, HangGuard
+
+    guard = HangGuard(limit=1)
+    hung = HangingStore(MemoryStore(), methods=("messages",))
+    first = RecordingStore(hung, timeout=0.05, hangs=guard)
+    with pytest.raises(AdapterTimeoutError):
+        first.messages("t")
+    assert guard.stopped is not None
+    later = RecordingStore(hung, timeout=0.05, hangs=guard)
+    assert later.capabilities == first.capabilities
+    first.close()
+    later.close()

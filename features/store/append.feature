@@ -34,6 +34,21 @@ Feature: Store appends are atomic, ordered batches
         | 2   |
         | 3   |
 
+    @ST-001 @ST-016
+    Scenario Outline: Store leaves nothing of a long batch that fails at row <row>
+      Given store thread "A" holds 2 messages
+      And the store will fail before row <row> of its next batch
+      When a batch of 1001 messages is appended to store thread "A" despite the fault
+      Then the store append raised
+      And store thread "A" holds exactly "m1, m2"
+
+      Examples: failure points past the chunks a store may commit on their own
+        | row  |
+        | 50   |
+        | 100  |
+        | 256  |
+        | 1000 |
+
   Rule: A batch of any size is stored whole
 
     @ST-001

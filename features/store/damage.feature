@@ -8,7 +8,7 @@ Feature: A read never hides a stored message it cannot decode
   it cannot see.
 
   The kit damages one stored message through the store's optional hook
-  damage(thread_id) (see memconform.adapters.contract.DamageHook): the store
+  damage(thread_id) (see memconform.contract.DamageHook): the store
   writes something its own decoder cannot read into its own storage, for
   example text that is not JSON into the row's JSON column. A store without
   the hook is unsupported here.

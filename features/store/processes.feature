@@ -13,7 +13,10 @@ Feature: Store promises that need several processes
   batch is not one transaction; a reader seeing part of a batch means rows are
   committed one by one, or read outside the writer's transaction; a batch
   appearing before messages a reader already saw means rows are ordered by a
-  clock read before the write rather than by commit.
+  clock read before the write rather than by commit; writes of another kind
+  lost under racing writers mean they live in one document that each write
+  reads and rewrites whole; an order that follows the writers' time zones
+  means rows are ordered by a local wall-clock stamp.
 
   Rule: What was acknowledged survives its writer being killed
 
@@ -46,3 +49,76 @@ Feature: Store promises that need several processes
       Given the store claims the "concurrent-writers" capability
       When another process reads store thread "A" again and again while a writer process appends batches to it
       Then every read showed whole batches in their order and kept what earlier reads showed
+
+  Rule: Writes that exclude each other still do when processes race
+
+    @ST-010 @concurrent-writers
+    Scenario: Store keeps an id raced by several processes once
+      Given the store claims the "concurrent-writers" capability
+      When 4 writer processes race to append the same message ids to store thread "R"
+      Then one racing append is acknowledged and each raced id is stored once
+
+    @ST-026 @state @concurrent-writers
+    Scenario: Store keeps every compare-and-set increment raced by several processes
+      Given the store claims the "concurrent-writers" capability
+      And the store claims the "state" capability
+      When 4 writer processes race to increment a state key of scope "R" by compare-and-set
+      Then no acknowledged increment is lost
+
+  Rule: Writes of every kind survive writers racing in other processes
+
+    @concurrent-writers
+    Scenario Outline: Store keeps every <write> raced by several processes
+      Given the store claims the "concurrent-writers" capability
+      And the store claims the "<capability>" capability
+      When 4 writer processes in different time zones race to make 25 <write>s each in store thread "W"
+      Then a fresh process finds every acknowledged <write> held once, each writer's in its order
+
+      @ST-018
+      Examples: Uncommitted messages committed by their writers
+        | write              | capability    |
+        | commit-flag change | commit-flags  |
+
+      @ST-022
+      Examples: Error records of one thread
+        | write        | capability |
+        | error record | errors     |
+
+      @ST-023
+      Examples: Turn records of one thread
+        | write       | capability   |
+        | turn record | turn-records |
+
+      @ST-025
+      Examples: New keys of one working-state scope
+        | write         | capability |
+        | new state key | state      |
+
+      @ST-028
+      Examples: Facts about new subjects in one scope
+        | write | capability |
+        | fact  | knowledge  |
+
+  Rule: Order is the order of writing, whatever the writer's time zone
+
+    @durable
+    Scenario Outline: Store keeps the order of <write>s made by processes in different time zones
+      Given the store claims the "durable" capability
+      And the store claims the "<capability>" capability
+      When 3 processes in time zones UTC+14, UTC-11 and UTC+5:45 each make 3 <write>s in store thread "Z", one process after another
+      Then a fresh process finds every <write> held once, in the order the processes made them
+
+      @ST-002
+      Examples: Messages appended one by one
+        | write   | capability |
+        | message | durable    |
+
+      @ST-022
+      Examples: Error records of one thread
+        | write        | capability |
+        | error record | errors     |
+
+      @ST-023
+      Examples: Turn records of one thread
+        | write       | capability   |
+        | turn record | turn-records |

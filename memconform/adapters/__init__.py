@@ -1,10 +1,14 @@
-"""The Store contract, the recording proxy and the built-in stores.
+"""The adapters of the subjects under test: the built-in stores, the third-party
+stores and framework runtimes (:mod:`memconform.adapters.libraries`), and the
+registry that opens a store by URL.
 
 A vendor implements :class:`Store` (and the small Protocol of each optional
-capability it declares); the kit opens stores by URL with :func:`open_store`.
+capability it declares; their home is :mod:`memconform.contract`, re-exported
+here); the kit opens stores by URL with :func:`open_store`.
 """
 
-from memconform.adapters.contract import (
+from memconform.adapters.registry import StoreURLError, open_store, redact_url
+from memconform.contract import (
     CAPABILITY_METHODS,
     Capability,
     CommitFlagsStore,
@@ -20,8 +24,7 @@ from memconform.adapters.contract import (
     UnsupportedValueError,
     provisions_of,
 )
-from memconform.adapters.proxy import AdapterContractError, AdapterTimeoutError, RecordingStore
-from memconform.adapters.registry import StoreURLError, open_store, redact_url
+from memconform.harness.proxy import AdapterContractError, AdapterTimeoutError, RecordingStore
 from memconform.values import ErrorRecord, Fact, Message, StateEntry, TurnRecord
 
 __all__ = [

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from memconform.adapters.contract import UnsupportedValueError
+from memconform.contract import UnsupportedValueError
 from memconform.values import JSONValue
 
 __all__ = ["Exactness", "exact_json"]

@@ -8,11 +8,12 @@ on the way in and out (deep copies: a returned message's ``metadata`` or
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Sequence
 from copy import deepcopy
 
-from memconform.adapters.contract import (
+from memconform.contract import (
     Capability,
     ConflictError,
     DuplicateIdError,
@@ -21,10 +22,35 @@ from memconform.adapters.contract import (
     check_limit,
     damage_index,
 )
-from memconform.adapters.faults import batch_row_pause
+from memconform.harness.faults import batch_row_pause
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
 __all__ = ["MemoryStore", "check_text"]
+
+
+def _copied(value: object) -> object:
+    """A deep copy of plain JSON data (dicts, lists, tuples and scalars), made
+    without :func:`copy.deepcopy`'s bookkeeping; anything else is deep-copied."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if type(value) is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copied(v) for v in value]
+    if type(value) is tuple:
+        return tuple(_copied(v) for v in value)
+    return deepcopy(value)
+
+
+def _copies(messages: Sequence[Message]) -> list[Message]:
+    """Copies of ``messages`` that share nothing mutable with them."""
+    copies = []
+    for message in messages:
+        twin = copy.copy(message)
+        object.__setattr__(twin, "parts", _copied(message.parts))
+        object.__setattr__(twin, "metadata", _copied(message.metadata))
+        copies.append(twin)
+    return copies
 
 
 def check_text(text: str) -> None:
@@ -84,8 +110,8 @@ class MemoryStore:
         )
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
-        """See :meth:`memconform.adapters.contract.Store.append`."""
-        batch = deepcopy(list(batch))
+        """See :meth:`memconform.contract.Store.append`."""
+        batch = _copies(list(batch))
         with self._lock:
             stored = self._messages.setdefault(thread_id, [])
             _check_batch(batch, {m.id for m in stored}, text=not self._keep_lone_surrogates)
@@ -98,7 +124,7 @@ class MemoryStore:
     def messages(
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.messages`."""
         check_limit(limit)
         with self._lock:
             visible = [
@@ -111,10 +137,10 @@ class MemoryStore:
             raise StoreError(
                 f"message {damaged[0]!r} of thread {thread_id!r} is damaged and cannot be read"
             )
-        return deepcopy(visible)
+        return _copies(visible)
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the middle message of the thread is marked unreadable; a read that
         reaches it raises ``StoreError``, as a store failing to decode a row does."""
         with self._lock:
@@ -123,7 +149,7 @@ class MemoryStore:
             self._damaged.setdefault(thread_id, set()).add(target)
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.set_committed`."""
         with self._lock:
             stored = self._messages.get(thread_id, [])
             index = {m.id: i for i, m in enumerate(stored)}
@@ -136,36 +162,36 @@ class MemoryStore:
                 stored[i] = Message(**{**old.__dict__, "committed": committed})
 
     def record_error(self, thread_id: str, record: ErrorRecord) -> None:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.record_error`."""
+        """See :meth:`memconform.contract.ErrorsStore.record_error`."""
         with self._lock:
             self._errors.setdefault(thread_id, []).append(deepcopy(record))
 
     def errors(self, thread_id: str) -> list[ErrorRecord]:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.errors`."""
+        """See :meth:`memconform.contract.ErrorsStore.errors`."""
         with self._lock:
             return deepcopy(self._errors.get(thread_id, []))
 
     def append_record(self, record: TurnRecord) -> None:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.append_record`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.append_record`."""
         with self._lock:
             self._records.append(deepcopy(record))
 
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.records`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.records`."""
         with self._lock:
             return deepcopy(
                 [r for r in self._records if thread_id is None or r.thread_id == thread_id]
             )
 
     def read_state(self, scope: str, key: str) -> StateEntry | None:
-        """See :meth:`memconform.adapters.contract.StateStore.read_state`."""
+        """See :meth:`memconform.contract.StateStore.read_state`."""
         with self._lock:
             return deepcopy(self._state.get((scope, key)))
 
     def write_state(
         self, scope: str, key: str, value: JSONValue, expected_version: int | None
     ) -> StateEntry:
-        """See :meth:`memconform.adapters.contract.StateStore.write_state`."""
+        """See :meth:`memconform.contract.StateStore.write_state`."""
         with self._lock:
             current = self._state.get((scope, key))
             current_version = current.version if current else None
@@ -179,18 +205,18 @@ class MemoryStore:
             return deepcopy(entry)
 
     def put_fact(self, scope: str, fact: Fact) -> None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.put_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.put_fact`."""
         check_text(fact.statement)
         with self._lock:
             self._facts[(scope, fact.subject)] = deepcopy(fact)
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.get_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.get_fact`."""
         with self._lock:
             return deepcopy(self._facts.get((scope, subject)))
 
     def facts(self, scope: str) -> list[Fact]:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.facts`."""
+        """See :meth:`memconform.contract.KnowledgeStore.facts`."""
         with self._lock:
             return deepcopy(
                 sorted(
@@ -200,7 +226,7 @@ class MemoryStore:
             )
 
     def forget(self, scope: str, subject: str) -> bool:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.forget`."""
+        """See :meth:`memconform.contract.KnowledgeStore.forget`."""
         with self._lock:
             return self._facts.pop((scope, subject), None) is not None
 

@@ -15,7 +15,7 @@ What it keeps and how:
   of that thread and hands each batch a contiguous range of positions; then it
   inserts the batch. A repeated id hits ``UNIQUE (thread_id, id)``, the
   transaction rolls back and ``DuplicateIdError`` is raised: all or nothing.
-  Before each row it calls :func:`memconform.adapters.faults.batch_row_pause`,
+  Before each row it calls :func:`memconform.harness.faults.batch_row_pause`,
   the kit's fault point for failures in the middle of a batch.
 - Messages are keyed by ``(thread_id, position)`` and a partial index covers the
   committed ones, so a newest-N window is read from an index, newest first,
@@ -50,17 +50,18 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from memconform.adapters.contract import (
+from memconform.adapters.exactness import Exactness, exact_json
+from memconform.adapters.registry import StoreURLError, redact_url
+from memconform.contract import (
     Capability,
     ConflictError,
     DuplicateIdError,
     StoreError,
+    UnsupportedValueError,
     check_limit,
     damage_index,
 )
-from memconform.adapters.exactness import Exactness, exact_json
-from memconform.adapters.faults import batch_row_pause
-from memconform.adapters.registry import StoreURLError, redact_url
+from memconform.harness.faults import batch_row_pause
 from memconform.values import (
     ROLES,
     ErrorRecord,
@@ -198,7 +199,8 @@ def _check_message(message: Message, where: str) -> None:
         if value is not None:
             _EXACT.text(value, f"{where} {name}")
     if message.round is not None and not _BIGINT[0] <= message.round <= _BIGINT[1]:
-        raise ValueError(f"{where} round {message.round} does not fit a 64-bit integer")
+        raise UnsupportedValueError(
+            f"{where} round {message.round} does not fit a 64-bit integer")
     _EXACT.json(dict(message.metadata), f"{where} metadata")
 
 
@@ -313,7 +315,7 @@ class PostgreSQLStore:
     # -- core ---------------------------------------------------------------------------
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
-        """See :meth:`memconform.adapters.contract.Store.append`."""
+        """See :meth:`memconform.contract.Store.append`."""
         batch = list(batch)
         if not batch:
             return
@@ -364,7 +366,7 @@ class PostgreSQLStore:
     def messages(
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.messages`."""
         check_limit(limit)
         if limit == 0 or not _storable_key(thread_id):
             return []
@@ -390,7 +392,7 @@ class PostgreSQLStore:
         return self._run("messages", work)
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the ``parts`` column of the thread's middle row becomes a JSON string
         instead of an array (``jsonb`` holds only valid JSON)."""
 
@@ -414,7 +416,7 @@ class PostgreSQLStore:
     # -- commit-flags ----------------------------------------------------------------
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.set_committed`."""
         wanted = list(dict.fromkeys(message_ids))
         if not wanted:
             return
@@ -450,7 +452,7 @@ class PostgreSQLStore:
     # -- errors ------------------------------------------------------------------------
 
     def record_error(self, thread_id: str, record: ErrorRecord) -> None:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.record_error`."""
+        """See :meth:`memconform.contract.ErrorsStore.record_error`."""
         _EXACT.text(thread_id, "thread id")
         data = record.to_json()
         _DOCUMENT.json(data, "error record")
@@ -464,7 +466,7 @@ class PostgreSQLStore:
         self._run("record_error", work)
 
     def errors(self, thread_id: str) -> list[ErrorRecord]:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.errors`."""
+        """See :meth:`memconform.contract.ErrorsStore.errors`."""
         if not _storable_key(thread_id):
             return []
 
@@ -480,7 +482,7 @@ class PostgreSQLStore:
     # -- turn-records --------------------------------------------------------------------
 
     def append_record(self, record: TurnRecord) -> None:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.append_record`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.append_record`."""
         data = record.to_json()
         _DOCUMENT.json(data, "turn record")
 
@@ -495,7 +497,7 @@ class PostgreSQLStore:
         self._run("append_record", work)
 
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.records`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.records`."""
         if thread_id is not None and not _storable_key(thread_id):
             return []
 
@@ -516,7 +518,7 @@ class PostgreSQLStore:
     # -- state ----------------------------------------------------------------------------
 
     def read_state(self, scope: str, key: str) -> StateEntry | None:
-        """See :meth:`memconform.adapters.contract.StateStore.read_state`."""
+        """See :meth:`memconform.contract.StateStore.read_state`."""
         if not (_storable_key(scope) and _storable_key(key)):
             return None
 
@@ -533,7 +535,7 @@ class PostgreSQLStore:
     def write_state(
         self, scope: str, key: str, value: JSONValue, expected_version: int | None
     ) -> StateEntry:
-        """See :meth:`memconform.adapters.contract.StateStore.write_state`."""
+        """See :meth:`memconform.contract.StateStore.write_state`."""
         _EXACT.text(scope, "state scope")
         _EXACT.text(key, "state key")
         _DOCUMENT.json(value, "state value")
@@ -576,7 +578,7 @@ class PostgreSQLStore:
     # -- knowledge ------------------------------------------------------------------------
 
     def put_fact(self, scope: str, fact: Fact) -> None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.put_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.put_fact`."""
         _EXACT.text(scope, "knowledge scope")
         data = fact.to_json()
         _DOCUMENT.json(data, "fact")
@@ -593,7 +595,7 @@ class PostgreSQLStore:
         self._run("put_fact", work)
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.get_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.get_fact`."""
         if not (_storable_key(scope) and _storable_key(subject)):
             return None
 
@@ -608,7 +610,7 @@ class PostgreSQLStore:
         return self._run("get_fact", work)
 
     def facts(self, scope: str) -> list[Fact]:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.facts` (ordered by
+        """See :meth:`memconform.contract.KnowledgeStore.facts` (ordered by
         subject in code-point order, whatever the database's collation)."""
         if not _storable_key(scope):
             return []
@@ -625,7 +627,7 @@ class PostgreSQLStore:
         return self._run("facts", work)
 
     def forget(self, scope: str, subject: str) -> bool:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.forget`."""
+        """See :meth:`memconform.contract.KnowledgeStore.forget`."""
         if not (_storable_key(scope) and _storable_key(subject)):
             return False
 

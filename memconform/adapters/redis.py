@@ -30,7 +30,7 @@ write; only a server failure in the middle of a script (for example running
 out of memory with ``maxmemory`` set) could leave part of a batch behind.
 
 The store does not call the kit's row point
-(:func:`memconform.adapters.faults.batch_row_pause`): the client writes no
+(:func:`memconform.harness.faults.batch_row_pause`): the client writes no
 row, the server runs the whole script, so a row point called from here would
 stand before or after the write, never inside it, and a fault or a kill there
 would pass by construction. ST-016 is therefore ``inconclusive`` for this
@@ -66,7 +66,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from memconform.adapters.contract import (
+from memconform.adapters.exactness import Exactness
+from memconform.adapters.registry import StoreURLError, redact_url
+from memconform.contract import (
     Capability,
     ConflictError,
     DuplicateIdError,
@@ -74,8 +76,6 @@ from memconform.adapters.contract import (
     check_limit,
     damage_index,
 )
-from memconform.adapters.exactness import Exactness
-from memconform.adapters.registry import StoreURLError, redact_url
 from memconform.values import (
     ROLES,
     ErrorRecord,
@@ -296,7 +296,7 @@ class RedisStore:
     # -- core -------------------------------------------------------------------------
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
-        """See :meth:`memconform.adapters.contract.Store.append`."""
+        """See :meth:`memconform.contract.Store.append`."""
         batch = list(batch)
         if not batch:
             return
@@ -330,7 +330,7 @@ class RedisStore:
     def messages(
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.messages`."""
         check_limit(limit)
         if limit == 0 or not _encodable(thread_id):
             return []
@@ -342,7 +342,7 @@ class RedisStore:
         return [_message(item) for item in items]
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the thread's middle list item becomes text that is not JSON (its flag
         character kept)."""
         key = self._key("m", thread_id, ":list")
@@ -354,7 +354,7 @@ class RedisStore:
     # -- commit-flags -----------------------------------------------------------------
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.set_committed`."""
         wanted = list(dict.fromkeys(message_ids))
         if not wanted:
             return
@@ -372,14 +372,14 @@ class RedisStore:
     # -- errors --------------------------------------------------------------------------
 
     def record_error(self, thread_id: str, record: ErrorRecord) -> None:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.record_error`."""
+        """See :meth:`memconform.contract.ErrorsStore.record_error`."""
         _EXACT.text(thread_id, "thread id")
         data = record.to_json()
         _EXACT.json(data, "error record")
         self._call("record_error", self._client.rpush, self._key("e", thread_id), _dumps(data))
 
     def errors(self, thread_id: str) -> list[ErrorRecord]:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.errors`."""
+        """See :meth:`memconform.contract.ErrorsStore.errors`."""
         if not _encodable(thread_id):
             return []
         items = self._call("errors", self._client.lrange, self._key("e", thread_id), 0, -1)
@@ -388,7 +388,7 @@ class RedisStore:
     # -- turn-records ---------------------------------------------------------------------
 
     def append_record(self, record: TurnRecord) -> None:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.append_record`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.append_record`."""
         data = record.to_json()
         _EXACT.json(data, "turn record")
         text = _dumps(data)
@@ -402,7 +402,7 @@ class RedisStore:
         self._call("append_record", write)
 
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.records`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.records`."""
         if thread_id is None:
             key = f"{self._prefix}records"
         elif not _encodable(thread_id):
@@ -415,7 +415,7 @@ class RedisStore:
     # -- state -----------------------------------------------------------------------------
 
     def read_state(self, scope: str, key: str) -> StateEntry | None:
-        """See :meth:`memconform.adapters.contract.StateStore.read_state`."""
+        """See :meth:`memconform.contract.StateStore.read_state`."""
         if not (_encodable(scope) and _encodable(key)):
             return None
         stored = self._call("read_state", self._client.hget, self._key("s", scope), key)
@@ -427,7 +427,7 @@ class RedisStore:
     def write_state(
         self, scope: str, key: str, value: JSONValue, expected_version: int | None
     ) -> StateEntry:
-        """See :meth:`memconform.adapters.contract.StateStore.write_state`."""
+        """See :meth:`memconform.contract.StateStore.write_state`."""
         _EXACT.text(scope, "state scope")
         _EXACT.text(key, "state key")
         _EXACT.json(value, "state value")
@@ -450,28 +450,28 @@ class RedisStore:
     # -- knowledge ---------------------------------------------------------------------------
 
     def put_fact(self, scope: str, fact: Fact) -> None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.put_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.put_fact`."""
         _EXACT.text(scope, "knowledge scope")
         data = fact.to_json()
         _EXACT.json(data, "fact")
         self._call("put_fact", self._client.hset, self._key("f", scope), fact.subject, _dumps(data))
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.get_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.get_fact`."""
         if not (_encodable(scope) and _encodable(subject)):
             return None
         stored = self._call("get_fact", self._client.hget, self._key("f", scope), subject)
         return None if stored is None else Fact.from_json(json.loads(stored))
 
     def facts(self, scope: str) -> list[Fact]:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.facts`."""
+        """See :meth:`memconform.contract.KnowledgeStore.facts`."""
         if not _encodable(scope):
             return []
         stored = self._call("facts", self._client.hgetall, self._key("f", scope))
         return [Fact.from_json(json.loads(stored[s])) for s in sorted(stored)]
 
     def forget(self, scope: str, subject: str) -> bool:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.forget`."""
+        """See :meth:`memconform.contract.KnowledgeStore.forget`."""
         if not (_encodable(scope) and _encodable(subject)):
             return False
         return bool(self._call("forget", self._client.hdel, self._key("f", scope), subject))

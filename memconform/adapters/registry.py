@@ -12,26 +12,41 @@ points at a callable taking the URL).
 A URL that names nothing (an unknown scheme, a module or attribute that does
 not exist) raises :class:`StoreURLError`, a usage error. A store module that
 exists but does not import (a ``SyntaxError``, an ``ImportError`` inside it)
-is a broken adapter: :class:`~memconform.adapters.proxy.AdapterContractError`
+is a broken adapter: :class:`~memconform.harness.proxy.AdapterContractError`
 for the method ``open``, naming the module and the cause.
 
 Runtimes are named the same way: ``module:factory`` (called without
 arguments), or one of the names in :data:`BUILTIN_RUNTIMES` (the adapters of
 third-party agent frameworks, each behind its optional extra), which
 :func:`resolve_runtime` turns into its ``module:factory``.
+
+The kit's own stores are :data:`STORE_SCHEMES`. The third-party libraries'
+schemes and runtime names are no list kept here: each library adapter module
+declares its own (:mod:`memconform.adapters.libraries.description`), and
+:data:`BUILTIN_SCHEMES` and :data:`BUILTIN_RUNTIMES` are read from those
+declarations on first use.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
+
+from memconform.adapters.libraries.description import (
+    declared,
+    runtime_factories,
+    scheme_factories,
+)
+from memconform.adapters.urls import StoreURLError, redact_url
 
 __all__ = [
     "BUILTIN_RUNTIMES",
     "BUILTIN_SCHEMES",
+    "STORE_SCHEMES",
     "StoreURLError",
     "factory_arguments",
     "open_store",
@@ -39,74 +54,51 @@ __all__ = [
     "resolve_runtime",
 ]
 
-BUILTIN_SCHEMES: dict[str, str] = {
+STORE_SCHEMES: dict[str, str] = {
     "memory": "memconform.adapters.memory:open_memory",
     "sqlite": "memconform.adapters.sqlite:open_sqlite",
     "postgresql": "memconform.adapters.postgresql:open_postgresql",
     "postgres": "memconform.adapters.postgresql:open_postgresql",
     "redis": "memconform.adapters.redis:open_redis",
     "stdio": "memconform.adapters.stdio:open_stdio",
-    # Third-party libraries (optional extras; see memconform.adapters.libraries).
-    "openai-agents+sqlite": "memconform.adapters.libraries.openai_agents:open_sqlite_session",
-    "openai-agents+sqlalchemy": (
-        "memconform.adapters.libraries.openai_agents:open_sqlalchemy_session"
-    ),
-    "openai-agents+postgresql": (
-        "memconform.adapters.libraries.openai_agents:open_postgresql_session"
-    ),
-    "openai-agents+redis": "memconform.adapters.libraries.openai_agents:open_redis_session",
-    "langgraph+sqlite": "memconform.adapters.libraries.langgraph:open_langgraph_sqlite",
-    "langgraph+postgresql": "memconform.adapters.libraries.langgraph:open_langgraph_postgresql",
-    "google-adk+memory": "memconform.adapters.libraries.google_adk:open_in_memory",
-    "google-adk+sqlite": "memconform.adapters.libraries.google_adk:open_database",
-    "google-adk+postgresql": "memconform.adapters.libraries.google_adk:open_postgresql",
-    "langchain+sql": "memconform.adapters.libraries.langchain:open_sql_history",
-    "langchain+file": "memconform.adapters.libraries.langchain:open_file_history",
-    "langchain+postgresql": "memconform.adapters.libraries.langchain:open_postgres_history",
-    "llama-index+sqlite": "memconform.adapters.libraries.llama_index:open_sqlalchemy_chat_store",
-    "agent-framework+memory": (
-        "memconform.adapters.libraries.agent_framework:open_in_memory_history"
-    ),
-    "agent-framework+redis": "memconform.adapters.libraries.agent_framework:open_redis_history",
 }
-"""Scheme → ``module:callable`` taking the URL and returning a store."""
+"""The kit's own stores: scheme → ``module:callable`` taking the URL and returning a store."""
 
-BUILTIN_RUNTIMES: dict[str, str] = {
-    # Third-party agent frameworks (optional extras; see memconform.adapters.libraries).
-    "openai-agents": "memconform.adapters.libraries.openai_agents_runtime:openai_agents_runtime",
-    # LangGraph's prebuilt ReAct agent under its default durability, then each mode by name.
-    "langgraph": "memconform.adapters.libraries.langgraph_runtime:langgraph_runtime",
-    "langgraph:async": "memconform.adapters.libraries.langgraph_runtime:langgraph_async_runtime",
-    "langgraph:sync": "memconform.adapters.libraries.langgraph_runtime:langgraph_sync_runtime",
-    "langgraph:exit": "memconform.adapters.libraries.langgraph_runtime:langgraph_exit_runtime",
-    # A pydantic-ai Agent saved through its ConversationStore as pydantic-ai documents it.
-    "pydantic-ai": "memconform.adapters.libraries.pydantic_ai_runtime:pydantic_ai_runtime",
-    # Google ADK's Runner with an LlmAgent over a session service.
-    "google-adk": "memconform.adapters.libraries.google_adk_runtime:google_adk_runtime",
-}
-"""Runtime name → ``module:factory`` building the runtime (called without arguments)."""
+BUILTIN_SCHEMES: dict[str, str]
+"""Scheme → ``module:callable`` taking the URL and returning a store: the kit's own
+(:data:`STORE_SCHEMES`), then the third-party libraries' as their adapter modules
+declare them (optional extras; :mod:`memconform.adapters.libraries.description`)."""
+
+BUILTIN_RUNTIMES: dict[str, str]
+"""Runtime name → ``module:factory`` building the runtime (called without
+arguments): the third-party agent frameworks' as their adapter modules declare them."""
+
+
+@functools.cache
+def _tables() -> tuple[dict[str, str], dict[str, str]]:
+    """:data:`BUILTIN_SCHEMES` and :data:`BUILTIN_RUNTIMES`, read once, on first use:
+    reading them imports the library adapter modules (not their libraries), which
+    opening one of the kit's own stores does not need."""
+    libraries = declared()
+    return {**STORE_SCHEMES, **scheme_factories(libraries)}, runtime_factories(libraries)
+
+
+def __getattr__(name: str) -> dict[str, str]:
+    """:data:`BUILTIN_SCHEMES` and :data:`BUILTIN_RUNTIMES` (from :func:`_tables`)."""
+    if name == "BUILTIN_SCHEMES":
+        return _tables()[0]
+    if name == "BUILTIN_RUNTIMES":
+        return _tables()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_runtime(name: str) -> str:
     """The ``module:factory`` a ``--runtime`` value names: a name in
     :data:`BUILTIN_RUNTIMES`, or the value itself (already ``module:factory``)."""
-    return BUILTIN_RUNTIMES.get(name, name)
+    return _tables()[1].get(name, name)
 
 
 _MODULE_FACTORY = re.compile(r"^(?P<target>[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)(?:\?(?P<query>.*))?$")
-
-
-class StoreURLError(ValueError):
-    """A store URL names no known scheme or cannot be opened as written."""
-
-
-def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for reports and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()
 
 
 def _load(target: str) -> Callable[..., object]:
@@ -148,7 +140,7 @@ def factory_arguments(query: str) -> dict[str, str]:
 
 
 def _broken_module(module_name: str, exc: BaseException) -> Exception:
-    from memconform.adapters.proxy import AdapterContractError
+    from memconform.harness.proxy import AdapterContractError
 
     return AdapterContractError(
         "open", f"the store module {module_name!r} does not import: {type(exc).__name__}: {exc}"
@@ -170,10 +162,12 @@ def open_store(url: str) -> object:
     registered = {ep.name: ep for ep in entry_points(group="memconform.stores")}
     if scheme in registered:
         factory = registered[scheme].load()
-    elif scheme in BUILTIN_SCHEMES:
-        factory = _load(BUILTIN_SCHEMES[scheme])
+    elif scheme in STORE_SCHEMES:
+        factory = _load(STORE_SCHEMES[scheme])
+    elif scheme in _tables()[0]:
+        factory = _load(_tables()[0][scheme])
     else:
-        known = ", ".join(sorted({*BUILTIN_SCHEMES, *registered}))
+        known = ", ".join(sorted({*_tables()[0], *registered}))
         raise StoreURLError(
             f"unknown store scheme {scheme!r} in {redact_url(url)} (known: {known})"
         )

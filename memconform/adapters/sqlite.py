@@ -20,7 +20,7 @@ Schema (created on open, idempotent):
 - ``facts``: one row per ``(scope, subject)``; a new fact replaces the old row.
 
 Text that UTF-8 cannot encode (a lone surrogate) cannot be stored exactly and
-raises :class:`~memconform.adapters.contract.UnsupportedValueError`; JSON
+raises :class:`~memconform.contract.UnsupportedValueError`; JSON
 columns escape such code points, so ``parts`` and ``metadata`` keep them.
 
 URL query options: ``timeout`` (busy timeout in seconds, default 30) and
@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-from memconform.adapters.contract import (
+from memconform.adapters.urls import StoreURLError, redact_url
+from memconform.contract import (
     Capability,
     ConflictError,
     DuplicateIdError,
@@ -47,7 +48,7 @@ from memconform.adapters.contract import (
     check_limit,
     damage_index,
 )
-from memconform.adapters.faults import batch_row_pause
+from memconform.harness.faults import batch_row_pause
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
 __all__ = ["SCHEMA", "SQLiteStore", "open_sqlite", "sqlite_path"]
@@ -252,7 +253,7 @@ class SQLiteStore:
     # -- core ---------------------------------------------------------------------
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
-        """See :meth:`memconform.adapters.contract.Store.append`."""
+        """See :meth:`memconform.contract.Store.append`."""
         batch = list(batch)
         seen: set[str] = set()
         rows = []
@@ -261,6 +262,10 @@ class SQLiteStore:
                 raise DuplicateIdError(f"message id {message.id!r} repeats within the batch")
             seen.add(message.id)
             _check_text(f"message {message.id!r}: text", message.text)
+            if message.round is not None and not -(2**63) <= message.round < 2**63:
+                raise UnsupportedValueError(
+                    f"message {message.id!r}: round {message.round} does not fit a 64-bit "
+                    "integer column")
             rows.append(
                 (
                     thread_id,
@@ -306,7 +311,7 @@ class SQLiteStore:
     def messages(
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.messages`."""
         check_limit(limit)
         if limit == 0:
             return []
@@ -326,7 +331,7 @@ class SQLiteStore:
         return [_message(row) for row in rows]
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the ``parts`` column of the thread's middle row becomes text that is not JSON."""
         with self._write() as cur:
             rows = cur.execute(
@@ -339,7 +344,7 @@ class SQLiteStore:
     # -- commit-flags ---------------------------------------------------------------
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.set_committed`."""
         ids = list(message_ids)
         with self._write() as cur:
             missing = [
@@ -360,7 +365,7 @@ class SQLiteStore:
     # -- errors ---------------------------------------------------------------------
 
     def record_error(self, thread_id: str, record: ErrorRecord) -> None:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.record_error`."""
+        """See :meth:`memconform.contract.ErrorsStore.record_error`."""
         data = _dumps(record.to_json())
         with self._write() as cur:
             cur.execute(
@@ -368,7 +373,7 @@ class SQLiteStore:
             )
 
     def errors(self, thread_id: str) -> list[ErrorRecord]:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.errors`."""
+        """See :meth:`memconform.contract.ErrorsStore.errors`."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT record FROM error_records WHERE thread_id = ? ORDER BY position",
@@ -379,7 +384,7 @@ class SQLiteStore:
     # -- turn-records ---------------------------------------------------------------
 
     def append_record(self, record: TurnRecord) -> None:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.append_record`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.append_record`."""
         data = _dumps(record.to_json())
         with self._write() as cur:
             cur.execute(
@@ -388,7 +393,7 @@ class SQLiteStore:
             )
 
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.records`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.records`."""
         with self._lock:
             if thread_id is None:
                 rows = self._conn.execute(
@@ -404,7 +409,7 @@ class SQLiteStore:
     # -- state ----------------------------------------------------------------------
 
     def read_state(self, scope: str, key: str) -> StateEntry | None:
-        """See :meth:`memconform.adapters.contract.StateStore.read_state`."""
+        """See :meth:`memconform.contract.StateStore.read_state`."""
         with self._lock:
             row = self._conn.execute(
                 "SELECT value, version FROM state WHERE scope = ? AND key = ?", (scope, key)
@@ -414,7 +419,7 @@ class SQLiteStore:
     def write_state(
         self, scope: str, key: str, value: JSONValue, expected_version: int | None
     ) -> StateEntry:
-        """See :meth:`memconform.adapters.contract.StateStore.write_state`."""
+        """See :meth:`memconform.contract.StateStore.write_state`."""
         data = _dumps(value)
         with self._write() as cur:
             row = cur.execute(
@@ -438,7 +443,7 @@ class SQLiteStore:
     # -- knowledge ------------------------------------------------------------------
 
     def put_fact(self, scope: str, fact: Fact) -> None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.put_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.put_fact`."""
         _check_text(f"fact {fact.subject!r}: statement", fact.statement)
         _check_text("fact subject", fact.subject)
         data = _dumps(fact.to_json())
@@ -450,7 +455,7 @@ class SQLiteStore:
             )
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.get_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.get_fact`."""
         with self._lock:
             row = self._conn.execute(
                 "SELECT fact FROM facts WHERE scope = ? AND subject = ?", (scope, subject)
@@ -458,7 +463,7 @@ class SQLiteStore:
         return None if row is None else Fact.from_json(json.loads(row[0]))
 
     def facts(self, scope: str) -> list[Fact]:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.facts`.
+        """See :meth:`memconform.contract.KnowledgeStore.facts`.
 
         SQLite's binary collation orders UTF-8 bytes, which is code-point order.
         """
@@ -469,7 +474,7 @@ class SQLiteStore:
         return [Fact.from_json(json.loads(r[0])) for r in rows]
 
     def forget(self, scope: str, subject: str) -> bool:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.forget`."""
+        """See :meth:`memconform.contract.KnowledgeStore.forget`."""
         with self._write() as cur:
             cur.execute("DELETE FROM facts WHERE scope = ? AND subject = ?", (scope, subject))
             return cur.rowcount > 0
@@ -477,11 +482,18 @@ class SQLiteStore:
 
 def open_sqlite(url: str) -> SQLiteStore:
     """``sqlite:///path.db[?timeout=SECONDS&synchronous=full|normal]``: open (and
-    create when absent) the store in that file."""
+    create when absent) the store in that file. The file's folder must exist: a
+    folder that does not is a :class:`~memconform.adapters.urls.StoreURLError`
+    naming it (a mistyped path creates nothing)."""
     query = parse_qs(url.split("?", 1)[1]) if "?" in url else {}
     timeout = float(query.get("timeout", ["30"])[-1])
     synchronous = query.get("synchronous", ["full"])[-1]
     path = sqlite_path(url)
     if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(path).parent
+        if not folder.is_dir():
+            raise StoreURLError(
+                f"{redact_url(url)}: the folder {str(folder)!r} does not exist "
+                "(the kit creates the database file, not its folder)"
+            )
     return SQLiteStore(path, timeout=timeout, synchronous=synchronous)

@@ -8,7 +8,7 @@ each answer back into value types.
 A child that misbehaves never takes the kit down. When it exits, prints a line
 that is not a JSON object, answers another id, answers a malformed result or
 does not answer within ``timeout`` seconds, the call raises
-:class:`~memconform.adapters.proxy.AdapterContractError` naming the method
+:class:`~memconform.harness.proxy.AdapterContractError` naming the method
 (verdict ``error``); the child is then stopped and every later call fails at
 once. Error answers of the kinds ``store``, ``duplicate-id``, ``conflict``,
 ``unsupported-value``, ``value`` and ``key`` are raised as the matching
@@ -29,15 +29,15 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NoReturn, TypeVar
 
-from memconform.adapters.contract import (
+from memconform.adapters.registry import StoreURLError
+from memconform.contract import (
     ConflictError,
     DuplicateIdError,
     StoreError,
     UnsupportedValueError,
 )
-from memconform.adapters.faults import PAUSE_ENV
-from memconform.adapters.proxy import AdapterContractError, AdapterTimeoutError
-from memconform.adapters.registry import StoreURLError
+from memconform.harness.faults import PAUSE_ENV
+from memconform.harness.proxy import AdapterContractError, AdapterTimeoutError
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
 __all__ = [
@@ -231,7 +231,7 @@ class StdioStore:
         recording proxy like any adapter's ``provides``)."""
 
     damage: Callable[[str], None] | None = None
-    """The optional ``damage`` hook (:class:`~memconform.adapters.contract.DamageHook`),
+    """The optional ``damage`` hook (:class:`~memconform.contract.DamageHook`),
     present only when the child declared it in ``hello``."""
 
     def _damage(self, thread_id: str) -> None:
@@ -356,7 +356,7 @@ class StdioStore:
     # -- core -------------------------------------------------------------------------
 
     def append(self, thread_id: str, batch: Sequence[Message]) -> None:
-        """See :meth:`memconform.adapters.contract.Store.append`."""
+        """See :meth:`memconform.contract.Store.append`."""
         result = self._request(
             "append", {"thread_id": thread_id, "batch": [m.to_json() for m in batch]}
         )
@@ -365,7 +365,7 @@ class StdioStore:
     def messages(
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.messages`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.messages`."""
         result = self._request(
             "messages",
             {"thread_id": thread_id, "limit": limit, "include_uncommitted": include_uncommitted},
@@ -373,7 +373,7 @@ class StdioStore:
         return _values(Message, "messages", result)
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
-        """See :meth:`memconform.adapters.contract.CommitFlagsStore.set_committed`."""
+        """See :meth:`memconform.contract.CommitFlagsStore.set_committed`."""
         result = self._request(
             "set_committed",
             {"thread_id": thread_id, "message_ids": list(message_ids), "committed": committed},
@@ -383,35 +383,35 @@ class StdioStore:
     # -- errors -----------------------------------------------------------------------
 
     def record_error(self, thread_id: str, record: ErrorRecord) -> None:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.record_error`."""
+        """See :meth:`memconform.contract.ErrorsStore.record_error`."""
         result = self._request("record_error", {"thread_id": thread_id, "record": record.to_json()})
         _nothing("record_error", result)
 
     def errors(self, thread_id: str) -> list[ErrorRecord]:
-        """See :meth:`memconform.adapters.contract.ErrorsStore.errors`."""
+        """See :meth:`memconform.contract.ErrorsStore.errors`."""
         return _values(ErrorRecord, "errors", self._request("errors", {"thread_id": thread_id}))
 
     # -- turn-records -----------------------------------------------------------------
 
     def append_record(self, record: TurnRecord) -> None:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.append_record`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.append_record`."""
         _nothing("append_record", self._request("append_record", {"record": record.to_json()}))
 
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
-        """See :meth:`memconform.adapters.contract.TurnRecordsStore.records`."""
+        """See :meth:`memconform.contract.TurnRecordsStore.records`."""
         return _values(TurnRecord, "records", self._request("records", {"thread_id": thread_id}))
 
     # -- state ------------------------------------------------------------------------
 
     def read_state(self, scope: str, key: str) -> StateEntry | None:
-        """See :meth:`memconform.adapters.contract.StateStore.read_state`."""
+        """See :meth:`memconform.contract.StateStore.read_state`."""
         result = self._request("read_state", {"scope": scope, "key": key})
         return None if result is None else _value(StateEntry, "read_state", result)
 
     def write_state(
         self, scope: str, key: str, value: JSONValue, expected_version: int | None
     ) -> StateEntry:
-        """See :meth:`memconform.adapters.contract.StateStore.write_state`."""
+        """See :meth:`memconform.contract.StateStore.write_state`."""
         result = self._request(
             "write_state",
             {"scope": scope, "key": key, "value": value, "expected_version": expected_version},
@@ -421,20 +421,20 @@ class StdioStore:
     # -- knowledge --------------------------------------------------------------------
 
     def put_fact(self, scope: str, fact: Fact) -> None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.put_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.put_fact`."""
         _nothing("put_fact", self._request("put_fact", {"scope": scope, "fact": fact.to_json()}))
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.get_fact`."""
+        """See :meth:`memconform.contract.KnowledgeStore.get_fact`."""
         result = self._request("get_fact", {"scope": scope, "subject": subject})
         return None if result is None else _value(Fact, "get_fact", result)
 
     def facts(self, scope: str) -> list[Fact]:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.facts`."""
+        """See :meth:`memconform.contract.KnowledgeStore.facts`."""
         return _values(Fact, "facts", self._request("facts", {"scope": scope}))
 
     def forget(self, scope: str, subject: str) -> bool:
-        """See :meth:`memconform.adapters.contract.KnowledgeStore.forget`."""
+        """See :meth:`memconform.contract.KnowledgeStore.forget`."""
         result = self._request("forget", {"scope": scope, "subject": subject})
         if not isinstance(result, bool):
             raise AdapterContractError(

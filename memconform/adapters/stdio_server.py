@@ -24,13 +24,13 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from memconform import __version__
-from memconform.adapters.contract import (
+from memconform.adapters.registry import open_store
+from memconform.contract import (
     ConflictError,
     DuplicateIdError,
     StoreError,
     UnsupportedValueError,
 )
-from memconform.adapters.registry import open_store
 from memconform.values import ErrorRecord, Fact, Message, StateEntry, TurnRecord
 
 __all__ = ["PROTOCOL", "StdioServer", "error_kind", "main"]

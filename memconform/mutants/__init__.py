@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["Mutant", "all_mutants", "get_mutant", "mutants_by_rule"]
+__all__ = ["Mutant", "all_mutants", "get_mutant", "mutants_by_rule", "store_mutant"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,14 @@ class Mutant:
     kills: frozenset[str]
     build: Callable[..., object]
     profile: str
+
+
+def store_mutant(name: str, build: Callable[..., object], kills: str) -> Mutant:
+    """A store mutant of the ``store`` profile: ``build(store) -> store``; its
+    doc is the first line of ``build``'s docstring, ``kills`` space-separated ids."""
+    doc = (build.__doc__ or "").strip().splitlines()[0]
+    return Mutant(name=name, kind="store", doc=doc, kills=frozenset(kills.split()),
+                  build=build, profile="store")
 
 
 @cache

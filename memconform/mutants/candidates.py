@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from memconform.harness.environment import Environment
 from memconform.mutants import Mutant
 from memconform.simulator.candidates import (
     Call,
@@ -25,7 +26,6 @@ from memconform.simulator.candidates import (
     Turn,
     render_summarizer_prompt,
 )
-from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Simulator
 from memconform.values import JSONValue
 

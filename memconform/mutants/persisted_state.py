@@ -19,9 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import ConflictError, StoreError
+from memconform.contract import ConflictError, StoreError
+from memconform.harness.environment import Environment
+from memconform.harness.wrapper import StoreWrapper
 from memconform.mutants import Mutant
-from memconform.simulator.environment import Environment
 from memconform.simulator.persisted_state import (
     DEFAULT_LIFETIMES,
     RECORD_KEY,
@@ -492,19 +493,15 @@ class _ExportEncoded(Runner):
 # -- store mutants ---------------------------------------------------------------------------
 
 
-class _Wrapper:
-    """Passes every call through to ``inner``."""
-
-    def __init__(self, inner: object) -> None:
-        self.inner = inner
+class _Wrapper(StoreWrapper):
+    """A store wrapper that reads the inner store's declaration as a set: a
+    declaration given as a method is called first (the only change to the
+    :class:`StoreWrapper` contract)."""
 
     @property
     def capabilities(self) -> frozenset[str]:
-        declared = self.inner.capabilities  # type: ignore[attr-defined]
+        declared = self.inner.capabilities
         return frozenset(declared() if callable(declared) else declared)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 class _AccumulatingFacts(_Wrapper):
@@ -536,14 +533,14 @@ class _DropsProvenance(_Wrapper):
     def put_fact(self, scope: str, fact: Fact) -> None:
         stripped = Fact(**{**fact.__dict__, "writer": "unknown", "evidence": "",
                            "written_at": "1970-01-01T00:00:00Z"})
-        self.inner.put_fact(scope, stripped)  # type: ignore[attr-defined]
+        self.inner.put_fact(scope, stripped)
 
 
 class _ForgetDoesNothing(_Wrapper):
     """Answers forget as if it deleted, and keeps the fact."""
 
     def forget(self, scope: str, subject: str) -> bool:
-        return self.inner.get_fact(scope, subject) is not None  # type: ignore[attr-defined]
+        return self.inner.get_fact(scope, subject) is not None
 
 
 class _CasIgnoresVersion(_Wrapper):
@@ -552,9 +549,9 @@ class _CasIgnoresVersion(_Wrapper):
     def write_state(
         self, scope: str, key: str, value: JSONValue, expected_version: int | None
     ) -> StateEntry:
-        current = self.inner.read_state(scope, key)  # type: ignore[attr-defined]
+        current = self.inner.read_state(scope, key)
         version = None if current is None else current.version
-        entry: StateEntry = self.inner.write_state(  # type: ignore[attr-defined]
+        entry: StateEntry = self.inner.write_state(
             scope, key, value, version
         )
         return entry
@@ -564,22 +561,22 @@ class _SharedScope(_Wrapper):
     """Puts every scope's facts and working state in one shared scope."""
 
     def read_state(self, scope: str, key: str) -> Any:
-        return self.inner.read_state("shared", key)  # type: ignore[attr-defined]
+        return self.inner.read_state("shared", key)
 
     def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
-        return self.inner.write_state("shared", key, value, expected)  # type: ignore[attr-defined]
+        return self.inner.write_state("shared", key, value, expected)
 
     def put_fact(self, scope: str, fact: Fact) -> Any:
-        return self.inner.put_fact("shared", fact)  # type: ignore[attr-defined]
+        return self.inner.put_fact("shared", fact)
 
     def get_fact(self, scope: str, subject: str) -> Any:
-        return self.inner.get_fact("shared", subject)  # type: ignore[attr-defined]
+        return self.inner.get_fact("shared", subject)
 
     def facts(self, scope: str) -> Any:
-        return self.inner.facts("shared")  # type: ignore[attr-defined]
+        return self.inner.facts("shared")
 
     def forget(self, scope: str, subject: str) -> Any:
-        return self.inner.forget("shared", subject)  # type: ignore[attr-defined]
+        return self.inner.forget("shared", subject)
 
 
 class _NotDurable(_Wrapper):

@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memconform.adapters.contract import Capability, StoreError
+from memconform.contract import Capability, StoreError
 from memconform.mutants import Mutant
 from memconform.values import ErrorRecord, JSONValue, Message, Role
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memconform.adapters.contract import Capability
+from memconform.contract import Capability
 from memconform.mutants import Mutant
 from memconform.values import JSONValue, Message, TurnRecord
 

@@ -17,25 +17,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from memconform.adapters.contract import DuplicateIdError, damage_index
-from memconform.mutants import Mutant
+from memconform.contract import DuplicateIdError, damage_index
+from memconform.harness.wrapper import StoreWrapper
+from memconform.mutants import Mutant, store_mutant
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
 __all__ = ["MUTANTS"]
 
 
-class _Wrapper:
-    """Delegates everything to ``inner``."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    @property
-    def capabilities(self) -> Any:
-        return self.inner.capabilities
+class _Wrapper(StoreWrapper):
+    """A store wrapper with a helper that reads a thread as a list."""
 
     def _messages(
         self, thread_id: str, limit: int | None = None, include_uncommitted: bool = False
@@ -741,57 +732,45 @@ class DamagedLast(_DamageReads):
         ]
 
 
-def _mutant(name: str, cls: Callable[[Any], object], kills: str) -> Mutant:
-    doc = (cls.__doc__ or "").strip().splitlines()[0]
-    return Mutant(
-        name=name,
-        kind="store",
-        doc=doc,
-        kills=frozenset(kills.split()),
-        build=cls,
-        profile="store",
-    )
-
-
 MUTANTS: list[Mutant] = [
-    _mutant("store-window-oldest", WindowOldest, "ST-003"),
-    _mutant("store-split-batch", SplitBatch, "ST-001 ST-016 ST-034"),
-    _mutant("store-caller-timestamp-order", CallerTimestampOrder, "ST-002"),
-    _mutant("store-capped-at-100", CappedAt100, "ST-006"),
-    _mutant("store-live-list", LiveList, "ST-007"),
-    _mutant("store-keeps-caller-objects", KeepsCallerObjects, "ST-007"),
-    _mutant("store-shared-reads", SharedReads, "ST-007"),
-    _mutant("store-duplicates-accepted", DuplicatesAccepted, "ST-010 ST-011"),
-    _mutant("store-negative-limit-accepted", NegativeLimitAccepted, "ST-005"),
-    _mutant("store-zero-means-all", ZeroMeansAll, "ST-004"),
-    _mutant("store-unknown-thread-raises", UnknownThreadRaises, "ST-008"),
-    _mutant("store-empty-batch-refused", EmptyBatchRefused, "ST-012"),
-    _mutant("store-drops-structure", DropsStructure, "ST-013"),
-    _mutant("store-text-normalised", TextNormalised, "ST-014"),
-    _mutant("store-surrogates-replaced", SurrogatesReplaced, "ST-015"),
-    _mutant("store-type-coerced", TypeCoerced, "ST-013"),
-    _mutant("store-text-capped", TextCapped, "ST-014"),
-    _mutant("store-batch-truncated", BatchTruncated, "ST-001"),
-    _mutant("store-errors-leak", ErrorsLeak, "ST-021"),
-    _mutant("store-errors-reversed", ErrorsReversed, "ST-022"),
-    _mutant("store-uncommitted-visible", UncommittedVisible, "ST-017 ST-018"),
-    _mutant("store-window-counts-hidden", WindowCountsHidden, "ST-019"),
-    _mutant("store-flags-partial", FlagsPartial, "ST-020"),
-    _mutant("store-thread-leak", ThreadLeak, "ST-009 ST-022 ST-024"),
-    _mutant("store-usage-folded", UsageFolded, "ST-023"),
-    _mutant("store-cas-ignores-version", CasIgnoresVersion, "ST-026"),
-    _mutant("store-versions-from-zero", VersionsFromZero, "ST-025"),
-    _mutant("store-scope-leak", ScopeLeak, "ST-027 ST-031"),
-    _mutant("store-facts-accumulate", FactsAccumulate, "ST-028"),
-    _mutant("store-provenance-laundered", ProvenanceLaundered, "ST-029"),
-    _mutant("store-forget-noop", ForgetNoop, "ST-030"),
-    _mutant("store-process-scoped-threads", ProcessScopedThreads, "ST-032 ST-033"),
-    _mutant("store-prefix-matched-names", PrefixMatchedNames, "ST-035"),
-    _mutant("store-case-folded-names", CaseFoldedNames, "ST-035"),
-    _mutant("store-normalised-names", NormalisedNames, "ST-035"),
-    _mutant("store-damaged-skipped", DamagedSkipped, "ST-037"),
-    _mutant("store-damaged-defaulted", DamagedDefaulted, "ST-037"),
-    _mutant("store-damaged-last", DamagedLast, "ST-037"),
+    store_mutant("store-window-oldest", WindowOldest, "ST-003"),
+    store_mutant("store-split-batch", SplitBatch, "ST-001 ST-016 ST-034"),
+    store_mutant("store-caller-timestamp-order", CallerTimestampOrder, "ST-002"),
+    store_mutant("store-capped-at-100", CappedAt100, "ST-006"),
+    store_mutant("store-live-list", LiveList, "ST-007"),
+    store_mutant("store-keeps-caller-objects", KeepsCallerObjects, "ST-007"),
+    store_mutant("store-shared-reads", SharedReads, "ST-007"),
+    store_mutant("store-duplicates-accepted", DuplicatesAccepted, "ST-010 ST-011"),
+    store_mutant("store-negative-limit-accepted", NegativeLimitAccepted, "ST-005"),
+    store_mutant("store-zero-means-all", ZeroMeansAll, "ST-004"),
+    store_mutant("store-unknown-thread-raises", UnknownThreadRaises, "ST-008"),
+    store_mutant("store-empty-batch-refused", EmptyBatchRefused, "ST-012"),
+    store_mutant("store-drops-structure", DropsStructure, "ST-013"),
+    store_mutant("store-text-normalised", TextNormalised, "ST-014"),
+    store_mutant("store-surrogates-replaced", SurrogatesReplaced, "ST-015"),
+    store_mutant("store-type-coerced", TypeCoerced, "ST-013"),
+    store_mutant("store-text-capped", TextCapped, "ST-014"),
+    store_mutant("store-batch-truncated", BatchTruncated, "ST-001"),
+    store_mutant("store-errors-leak", ErrorsLeak, "ST-021"),
+    store_mutant("store-errors-reversed", ErrorsReversed, "ST-022"),
+    store_mutant("store-uncommitted-visible", UncommittedVisible, "ST-017 ST-018"),
+    store_mutant("store-window-counts-hidden", WindowCountsHidden, "ST-019"),
+    store_mutant("store-flags-partial", FlagsPartial, "ST-020"),
+    store_mutant("store-thread-leak", ThreadLeak, "ST-009 ST-022 ST-024"),
+    store_mutant("store-usage-folded", UsageFolded, "ST-023"),
+    store_mutant("store-cas-ignores-version", CasIgnoresVersion, "ST-026"),
+    store_mutant("store-versions-from-zero", VersionsFromZero, "ST-025"),
+    store_mutant("store-scope-leak", ScopeLeak, "ST-027 ST-031"),
+    store_mutant("store-facts-accumulate", FactsAccumulate, "ST-028"),
+    store_mutant("store-provenance-laundered", ProvenanceLaundered, "ST-029"),
+    store_mutant("store-forget-noop", ForgetNoop, "ST-030"),
+    store_mutant("store-process-scoped-threads", ProcessScopedThreads, "ST-032 ST-033"),
+    store_mutant("store-prefix-matched-names", PrefixMatchedNames, "ST-035"),
+    store_mutant("store-case-folded-names", CaseFoldedNames, "ST-035"),
+    store_mutant("store-normalised-names", NormalisedNames, "ST-035"),
+    store_mutant("store-damaged-skipped", DamagedSkipped, "ST-037"),
+    store_mutant("store-damaged-defaulted", DamagedDefaulted, "ST-037"),
+    store_mutant("store-damaged-last", DamagedLast, "ST-037"),
 ]
 """Every store mutant; ``kills`` lists the rules whose scenarios reject it."""
 

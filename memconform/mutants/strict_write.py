@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from memconform.harness.environment import Environment
+from memconform.harness.wrapper import StoreWrapper
 from memconform.mutants import Mutant
 from memconform.simulator.digest import SECRET_FAMILIES, SEED_RULES, digest_text
-from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Simulator
 from memconform.simulator.secret_filter import SEED_FAMILIES
 from memconform.simulator.strict_write import SEED, TASK_ERRORS_KEY, Behaviour, Executor, run
@@ -104,29 +105,14 @@ class RecommitsAtTurnEnd(_BrokenExecutorRuntime):
     executor = _RecommitsAtTurnEnd
 
 
-class _StoreWrapper:
-    """Delegates everything to the wrapped store."""
-
-    def __init__(self, inner: object) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    @property
-    def capabilities(self) -> Any:
-        """The wrapped store's declaration, unchanged."""
-        return self._inner.capabilities  # type: ignore[attr-defined]
-
-
-class SetCommittedIgnoringStore(_StoreWrapper):
+class SetCommittedIgnoringStore(StoreWrapper):
     """Accepts ``set_committed`` and changes nothing: uncommitted data stays visible."""
 
     def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> None:
         """Does nothing."""
 
 
-class FlagLosingStore(_StoreWrapper):
+class FlagLosingStore(StoreWrapper):
     """Keeps the flag and filters on it, but every message it returns reads as
     committed: the flag is lost on the way out."""
 
@@ -134,7 +120,7 @@ class FlagLosingStore(_StoreWrapper):
         self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
     ) -> list[Message]:
         """Read as the wrapped store does, then report every message as committed."""
-        read = self._inner.messages(  # type: ignore[attr-defined]
+        read = self.inner.messages(
             thread_id, limit, include_uncommitted=include_uncommitted
         )
         return [replace(m, committed=True) for m in read]

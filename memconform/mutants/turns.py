@@ -13,9 +13,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memconform.adapters.contract import Capability
+from memconform.contract import Capability
+from memconform.harness.environment import Environment
+from memconform.harness.wrapper import StoreWrapper
 from memconform.mutants import Mutant
-from memconform.simulator.environment import Environment
 from memconform.simulator.runtime import Simulator
 from memconform.simulator.turns import TurnsRuntime, TurnState
 from memconform.values import JSONValue, Message, TurnRecord
@@ -367,33 +368,23 @@ class _TierCarriedOver(TurnsRuntime):
 # -- stores ------------------------------------------------------------------------------
 
 
-class _StoreWrapper:
-    """Delegates everything to the wrapped store."""
-
-    def __init__(self, inner: object) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class _RecordsDropChildUsage(_StoreWrapper):
+class _RecordsDropChildUsage(StoreWrapper):
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
-        kept: list[TurnRecord] = self._inner.records(thread_id)  # type: ignore[attr-defined]
+        kept: list[TurnRecord] = self.inner.records(thread_id)
         return [
             dataclasses.replace(r, usage={}) if r.parent_turn_id is not None else r for r in kept
         ]
 
 
-class _RecordsOfEveryThread(_StoreWrapper):
+class _RecordsOfEveryThread(StoreWrapper):
     def records(self, thread_id: str | None = None) -> list[TurnRecord]:
-        everything: list[TurnRecord] = self._inner.records(None)  # type: ignore[attr-defined]
+        everything: list[TurnRecord] = self.inner.records(None)
         return everything
 
 
-class _WindowOfOldest(_StoreWrapper):
+class _WindowOfOldest(StoreWrapper):
     def messages(self, thread_id: str, limit: int | None = None, **kwargs: Any) -> list[Message]:
-        stored: list[Message] = self._inner.messages(thread_id, None, **kwargs)  # type: ignore[attr-defined]
+        stored: list[Message] = self.inner.messages(thread_id, None, **kwargs)
         return stored if limit is None else stored[:limit]
 
 
@@ -404,7 +395,7 @@ def _runtime(name: str, doc: str, kills: set[str], executor: type[TurnsRuntime])
     )
 
 
-def _store(name: str, doc: str, kills: set[str], wrapper: type[_StoreWrapper]) -> Mutant:
+def _store(name: str, doc: str, kills: set[str], wrapper: type[StoreWrapper]) -> Mutant:
     return Mutant(name=name, kind="store", doc=doc, kills=frozenset(kills), build=wrapper,
                   profile="turns")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from memconform.fingerprint import hooks_needed
+from memconform.harness.runtime import hooks_needed
 from memconform.properties.strategies import message_texts
 
 __all__ = ["EXPLICIT", "GeneratedRun", "PlannedRun", "RunChoice", "build", "generated_runs",

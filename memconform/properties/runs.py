@@ -44,9 +44,12 @@ from typing import Any
 
 from hypothesis import example, given, settings
 
-from memconform.adapters.contract import Capability
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
+from memconform.contract import Capability
+from memconform.excerpt import shown
+from memconform.harness.environment import ScriptError
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import SAVE_POLICIES, Runtime, observe
 from memconform.properties.run_scripts import (
     EXPLICIT,
     GeneratedRun,
@@ -54,8 +57,8 @@ from memconform.properties.run_scripts import (
     acting_hooks,
     generated_runs,
 )
-from memconform.simulator.environment import ScriptError
-from memconform.simulator.runtime import SAVE_POLICIES, Runtime, Simulator, observe
+from memconform.properties.settings import fixed_draws
+from memconform.simulator.runtime import Simulator
 from memconform.values import Message, same_value
 
 __all__ = [
@@ -82,11 +85,10 @@ class RunDivergence(AssertionError):
     """A generated run broke an invariant; ``rules`` names the rules it breaks."""
 
     def __init__(self, rules: tuple[str, ...], what: str, expected: Any, observed: Any) -> None:
-        super().__init__(f"{what}\nexpected:\n{expected!r}\nobserved:\n{observed!r}")
+        self.expected, self.observed = shown(expected, observed)
+        super().__init__(f"{what}\nexpected:\n{self.expected}\nobserved:\n{self.observed}")
         self.rules = rules
         self.what = what
-        self.expected = repr(expected)
-        self.observed = repr(observed)
 
 
 @dataclass
@@ -312,4 +314,9 @@ def run_property(
     for script in EXPLICIT:
         if script.policy in allowed and (usable is None or acting_hooks(script.script) <= usable):
             each = example(script)(each)
-    return each
+
+    def search() -> None:
+        with fixed_draws():
+            each()
+
+    return search

@@ -26,22 +26,30 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from memconform.adapters.contract import (
+from memconform.adapters.memory import MemoryStore
+from memconform.contract import (
     Capability,
     ConflictError,
     DuplicateIdError,
     StoreError,
     UnsupportedValueError,
 )
-from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import AdapterContractError, RecordingStore
+from memconform.excerpt import shown
+from memconform.harness.proxy import AdapterContractError, RecordingStore
 from memconform.properties.strategies import facts, json_values, message_batches
-from memconform.steps.common import scribble
-from memconform.values import ErrorRecord, Fact, JSONValue, Message, TurnRecord, same_value
+from memconform.values import (
+    ErrorRecord,
+    Fact,
+    JSONValue,
+    Message,
+    TurnRecord,
+    same_value,
+    scribble,
+)
 
 __all__ = [
-    "Divergence", "KeyedModel", "MessageModel", "StoreModel", "listing_rules", "minimise",
-    "model_for", "replayed",
+    "Divergence", "KeyedModel", "MessageModel", "StoreModel", "listing_rules", "model_for",
+    "replayed",
 ]
 
 THREADS = ("A", "B")
@@ -88,11 +96,10 @@ class Divergence(AssertionError):
         self, rules: tuple[str, ...], what: str, expected: Any, observed: Any,
         steps: list[dict[str, JSONValue]],
     ) -> None:
-        super().__init__(f"{what}\nexpected:\n{expected!r}\nobserved:\n{observed!r}")
+        self.expected, self.observed = shown(expected, observed)
+        super().__init__(f"{what}\nexpected:\n{self.expected}\nobserved:\n{self.observed}")
         self.rules = rules
         self.what = what
-        self.expected = repr(expected)
-        self.observed = repr(observed)
         self.steps = list(steps)
 
 
@@ -734,37 +741,17 @@ def model_for(store: RecordingStore, base: type[_Model] = StoreModel) -> type[An
     return type(f"Bound{base.__name__}", (base,), {"store": store})
 
 
-def replayed(store: RecordingStore, steps: list[dict[str, JSONValue]]) -> Divergence | None:
-    """Replay ``steps`` on ``store`` and the reference, in a namespace of their own;
-    the first divergence, or ``None`` when they agree throughout."""
-    model: StoreModel = model_for(store)()
+def replayed(
+    store: RecordingStore, steps: list[dict[str, JSONValue]],
+    base: type[StoreModel] = StoreModel,
+) -> Divergence | None:
+    """Replay ``steps`` on ``store`` and the reference with a model of class
+    ``base``, in a namespace of their own; the first divergence, or ``None``
+    when they agree throughout."""
+    model: StoreModel = model_for(store, base)()
     for step in steps:
         try:
             model.replay(step)
         except Divergence as divergence:
             return divergence
     return None
-
-
-def minimise(store: RecordingStore, found: Divergence) -> Divergence:
-    """Drop every operation of ``found`` that the divergence does not need.
-
-    Hypothesis shrinks values well but cannot always delete a step (removing one
-    moves the choices of those after it), so the shrunk operations can still hold
-    steps that change nothing. Each is left out in turn and kept out when the
-    replay still diverges the same way (the same check, the same rules)."""
-    best = found
-    changed, passes = True, 0
-    while changed and passes < 3:  # each pass replays every step once; three suffice
-        changed, passes = False, passes + 1
-        index = len(best.steps) - 1
-        while index >= 0:
-            candidate = best.steps[:index] + best.steps[index + 1 :]
-            try:
-                again = replayed(store, candidate)
-            except Exception:  # a replay that crashes does not reproduce the divergence
-                again = None
-            if again is not None and (again.what, again.rules) == (found.what, found.rules):
-                best, changed = again, True
-            index = min(index, len(best.steps)) - 1
-    return best

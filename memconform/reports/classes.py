@@ -117,7 +117,7 @@ def runtime_classes(
         members = [r for r in runtime_rules if r.profile == profile]
         left_out = any(r.id in unselected for r in members)
         if profile != POLICY_PROFILE:
-            pairs = [(r.level, r.verdict) for r in members]
+            pairs: list[tuple[str, str]] = [(r.level, r.verdict) for r in members]
             out.append(judge_class(profile, profile in profiles, pairs, left_out))
             continue
         for policy in SAVE_POLICIES:

@@ -197,12 +197,25 @@ def render_html(results: Results) -> bytes:
         honoured=results.baseline_honoured,
         must_share=results.must_share,
         kit_version=__version__,
-        documents=sorted(
-            {(r.source_document, r.source_title) for r in results.rules}
-        ),
+        documents=source_documents(results.rules),
         script=Markup(script),
         style=Markup(style),
         csp=f"default-src 'none'; script-src {script_src}; style-src {style_src}; "
         "img-src data:; base-uri 'none'; form-action 'none'",
     )
     return display_document(page).encode("utf-8")
+
+
+def source_documents(rules: Any) -> list[tuple[str, str]]:
+    """Each source document the rules cite, once, by number: a rule drawn from
+    several documents (``000, 002`` with ``Save policies, History and records``)
+    names each of them, so the list holds every document and no combination."""
+    found: dict[str, str] = {}
+    for rule in rules:
+        numbers = [n.strip() for n in str(rule.source_document).split(",")]
+        titles = [t.strip() for t in str(rule.source_title).split(",")]
+        if len(numbers) != len(titles):
+            titles = [str(rule.source_title)] * len(numbers)
+        for number, title in zip(numbers, titles, strict=True):
+            found.setdefault(number, title)
+    return sorted(found.items())

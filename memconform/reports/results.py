@@ -37,6 +37,17 @@ from typing import Any
 
 from memconform.catalogue import Rule
 from memconform.reports.escaping import redact_identity
+from memconform.reports.reader import Reader, ResultsError, coverage_of, fingerprint_of, names
+from memconform.reports.vocabulary import (
+    BASELINE_STATUSES,
+    CLASS_STATUSES,
+    EVIDENCE_OUTCOMES,
+    MEASURED,
+    OUTCOMES,
+    VERDICTS,
+    Outcome,
+    Verdict,
+)
 
 __all__ = [
     "CLASS_STATUSES",
@@ -65,29 +76,6 @@ READABLE_FORMATS = ("memconform-results/1", FORMAT)
 """Formats this kit reads: version 1 files hold a subset of version 2's verdicts
 and outcomes and are read as they are (writing them again writes version 2)."""
 
-VERDICTS = (
-    "pass", "fail", "warn", "inconclusive", "adapter-provided", "unsupported",
-    "informational", "xfail", "stale", "error", "not-run", "not-scored",
-)
-"""Every verdict, in the order reports list them."""
-
-MEASURED = ("pass", "fail", "warn", "inconclusive", "error")
-"""What an ``informational`` rule's own scenarios showed (its ``measured`` field)."""
-
-OUTCOMES = ("passed", "failed", "error", "unsupported", "inconclusive", "skipped", "crashed")
-"""Scenario outcomes as the pytest plugin records them."""
-
-EVIDENCE_OUTCOMES = ("failed", "error", "crashed", "inconclusive")
-"""Outcomes whose timeline entries and Gherkin text are kept in full as evidence."""
-
-CLASS_STATUSES = ("achieved", "partial", "not-achieved", "not-claimed", "not-scored")
-BASELINE_STATUSES = ("applied", "stale", "expired", "not-applied")
-
-
-class ResultsError(ValueError):
-    """A results file cannot be read as results: not JSON, or the wrong shape."""
-
-
 def json_safe(value: Any) -> Any:
     """``value`` as plain JSON data: mappings with text keys, lists, text,
     finite numbers, booleans and null; anything else becomes its ``repr``."""
@@ -110,13 +98,16 @@ class ScenarioEvidence:
     runs, hooks) of a scenario that did not pass (``failed``, ``error``,
     ``crashed``); for the others it is empty and only ``store_call_count``
     says how many there were, which keeps results files small without losing
-    any evidence of a broken rule.
+    any evidence of a broken rule. Long texts in the evidence are kept as their
+    head and length (:mod:`memconform.excerpt`; the limits are in
+    :mod:`memconform.reports.verdict`), so no file grows with what a store
+    hands back.
     """
 
     nodeid: str
     scenario: str
     feature: str | None
-    outcome: str
+    outcome: Outcome
     message: str = ""
     failing_step: str | None = None
     expected: str | None = None
@@ -186,7 +177,7 @@ class RuleResult(Rule):
     """The verdict on one rule with its evidence: the rule's own fields (see
     :class:`memconform.catalogue.Rule`) and what the run found."""
 
-    verdict: str
+    verdict: Verdict
     reason: str
     kit_error: bool = False
     baseline: BaselineUse | None = None
@@ -194,7 +185,7 @@ class RuleResult(Rule):
     rerun: str | None = None
     mutants: tuple[str, ...] = ()
     """The mutants this rule's scenarios reject (see ``memconform mutants``)."""
-    measured: str | None = None
+    measured: Verdict | None = None
     """For an ``informational`` rule (a promise the store does not claim), what
     its scenarios showed anyway: one of :data:`MEASURED`; ``None`` otherwise."""
 
@@ -291,7 +282,7 @@ class Footer:
 
 def totals_of(rules: Sequence[RuleResult]) -> dict[str, int]:
     """Count of rules per verdict, every verdict present (zeros included)."""
-    totals = dict.fromkeys(VERDICTS, 0)
+    totals: dict[str, int] = dict.fromkeys(VERDICTS, 0)
     for rule in rules:
         totals[rule.verdict] = totals.get(rule.verdict, 0) + 1
     return totals
@@ -430,47 +421,6 @@ class Results:
 # -- reading ------------------------------------------------------------------------
 
 
-class _Reader:
-    """Typed access to one JSON object that names the path of whatever is wrong.
-
-    Every key in ``required`` must be present (``nullable`` reads accept a
-    null value); no key outside ``required`` and ``also`` may appear.
-    """
-
-    def __init__(
-        self, data: Any, path: str, required: Sequence[str], also: Sequence[str] = ()
-    ) -> None:
-        if not isinstance(data, dict):
-            raise ResultsError(f"{path}: expected an object")
-        missing = [k for k in required if k not in data]
-        if missing:
-            raise ResultsError(f"{path}.{missing[0]}: missing")
-        unknown = sorted(set(data) - set(required) - set(also))
-        if unknown:
-            raise ResultsError(f"{path}.{unknown[0]}: unknown field")
-        self.data = data
-        self.path = path
-
-    def get(self, key: str, kind: type | tuple[type, ...], nullable: bool = False) -> Any:
-        value = self.data.get(key)
-        if value is None and (nullable or key not in self.data):
-            return None
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ResultsError(f"{self.path}.{key}: has type {type(value).__name__}")
-        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            raise ResultsError(f"{self.path}.{key}: is negative")
-        return value
-
-    def text(self, key: str, nullable: bool = False) -> Any:
-        return self.get(key, str, nullable)
-
-    def choice(self, key: str, allowed: Sequence[str]) -> str:
-        value: str = self.get(key, str)
-        if value not in allowed:
-            raise ResultsError(f"{self.path}.{key}: {value!r} is not one of {', '.join(allowed)}")
-        return value
-
-
 _SCENARIO_KEYS = (
     "nodeid", "scenario", "feature", "outcome", "message", "failing_step", "expected",
     "observed", "store_calls", "store_call_count",
@@ -498,7 +448,7 @@ _TOP_KEYS = ("format", "header", "rules", "classes", "conformance", "baseline")
 
 def _scenario(data: Any, path: str, version_1: bool = False) -> ScenarioEvidence:
     added = _added(_SCENARIO_KEYS_2, version_1)
-    r = _Reader(data, path, (*_SCENARIO_KEYS, *added["required"]), added["also"])
+    r = Reader(data, path, (*_SCENARIO_KEYS, *added["required"]), added["also"])
     gherkin = r.get("gherkin", list) or []
     if not all(isinstance(line, str) for line in gherkin):
         raise ResultsError(f"{path}.gherkin: expected lines of text")
@@ -506,7 +456,7 @@ def _scenario(data: Any, path: str, version_1: bool = False) -> ScenarioEvidence
         nodeid=r.text("nodeid"),
         scenario=r.text("scenario"),
         feature=r.text("feature", nullable=True),
-        outcome=r.choice("outcome", OUTCOMES),
+        outcome=Outcome(r.choice("outcome", OUTCOMES)),
         message=r.text("message"),
         failing_step=r.text("failing_step", nullable=True),
         expected=r.text("expected", nullable=True),
@@ -518,7 +468,7 @@ def _scenario(data: Any, path: str, version_1: bool = False) -> ScenarioEvidence
 
 
 def _baseline_use(data: Any, path: str) -> BaselineUse:
-    r = _Reader(data, path, _BASELINE_KEYS)
+    r = Reader(data, path, _BASELINE_KEYS)
     return BaselineUse(
         rule=r.text("rule"),
         reason=r.text("reason"),
@@ -536,8 +486,8 @@ def _added(keys: Sequence[str], version_1: bool) -> dict[str, Sequence[str]]:
 
 def _rule(data: Any, path: str, version_1: bool = False) -> RuleResult:
     added = _added(_RULE_KEYS_2, version_1)
-    r = _Reader(data, path, (*_RULE_KEYS, *added["required"]), also=added["also"])
-    source = _Reader(r.get("source", dict), f"{path}.source", ("document", "title", "section"))
+    r = Reader(data, path, (*_RULE_KEYS, *added["required"]), also=added["also"])
+    source = Reader(r.get("source", dict), f"{path}.source", ("document", "title", "section"))
     source.text("title")  # derived from the document numbers; checked, not kept
     raw_baseline = r.get("baseline", dict, nullable=True)
     return RuleResult(
@@ -551,7 +501,7 @@ def _rule(data: Any, path: str, version_1: bool = False) -> RuleResult:
         text=r.text("text"),
         decision=r.text("decision", nullable=True),
         untested=r.text("untested", nullable=True),
-        verdict=r.choice("verdict", VERDICTS),
+        verdict=Verdict(r.choice("verdict", VERDICTS)),
         reason=r.text("reason"),
         kit_error=r.get("kit_error", bool),
         baseline=None if raw_baseline is None else _baseline_use(raw_baseline, f"{path}.baseline"),
@@ -560,21 +510,15 @@ def _rule(data: Any, path: str, version_1: bool = False) -> RuleResult:
             for i, s in enumerate(r.get("scenarios", list))
         ),
         rerun=r.text("rerun", nullable=True),
-        mutants=_names(r.get("mutants", list), f"{path}.mutants"),
-        rests_on=_names(r.get("rests_on", list) or [], f"{path}.rests_on"),
+        mutants=names(r.get("mutants", list), f"{path}.mutants"),
+        rests_on=names(r.get("rests_on", list) or [], f"{path}.rests_on"),
         measured=None if r.get("measured", str, nullable=True) is None
-        else r.choice("measured", MEASURED),
+        else Verdict(r.choice("measured", MEASURED)),
     )
 
 
-def _names(data: list[Any], path: str) -> tuple[str, ...]:
-    if not all(isinstance(name, str) for name in data):
-        raise ResultsError(f"{path}: expected names")
-    return tuple(data)
-
-
 def _class(data: Any, path: str) -> ClassResult:
-    r = _Reader(data, path, _CLASS_KEYS)
+    r = Reader(data, path, _CLASS_KEYS)
     return ClassResult(
         name=r.text("name"),
         claimed=r.get("claimed", bool),
@@ -587,7 +531,7 @@ def _class(data: Any, path: str) -> ClassResult:
 
 
 def _footer(data: Any) -> Footer:
-    r = _Reader(data, "footer", _FOOTER_KEYS)
+    r = Reader(data, "footer", _FOOTER_KEYS)
     totals = r.get("totals", dict)
     for key, value in totals.items():
         if key not in VERDICTS or not isinstance(value, int) or isinstance(value, bool):
@@ -608,31 +552,31 @@ def _footer(data: Any) -> Footer:
 
 
 def _header(data: Any, version_1: bool = False) -> dict[str, Any]:
-    h = _Reader(data, "header", _HEADER_KEYS)
-    kit = _Reader(h.get("kit", dict), "header.kit", ("name", "version"))
+    h = Reader(data, "header", _HEADER_KEYS)
+    kit = Reader(h.get("kit", dict), "header.kit", ("name", "version"))
     kit.text("version", nullable=True)
-    catalogue = _Reader(h.get("catalogue", dict), "header.catalogue", ("version", "hash", "rules"))
+    catalogue = Reader(h.get("catalogue", dict), "header.catalogue", ("version", "hash", "rules"))
     catalogue.text("version")
     catalogue.text("hash")
     catalogue.get("rules", int)
     h.choice("subject", ("store", "runtime", "both"))
     store_keys = ("url", "type", "version", "capabilities")
     added = _added(("provides",), version_1)
-    store = _Reader(
+    store = Reader(
         h.get("store", dict), "header.store", (*store_keys, *added["required"]), added["also"]
     )
     for key in ("url", "type", "version"):
         store.text(key, nullable=True)
     if not all(isinstance(c, str) for c in store.get("capabilities", list)):
         raise ResultsError("header.store.capabilities: expected names")
-    runtime = _Reader(
+    runtime = Reader(
         h.get("runtime", dict), "header.runtime", ("identity", "version", *added["required"]),
         (*added["also"], "declares"),
     )
     runtime.text("identity", nullable=True)
     declares = runtime.get("declares", dict)
     if declares is not None:
-        said = _Reader(declares, "header.runtime.declares", ("profiles", "policies"))
+        said = Reader(declares, "header.runtime.declares", ("profiles", "policies"))
         for key in ("profiles", "policies"):
             names = said.get(key, list, nullable=key == "policies")
             if names is not None and not all(isinstance(n, str) for n in names):
@@ -641,7 +585,7 @@ def _header(data: Any, version_1: bool = False) -> dict[str, Any]:
     for part, reader in (("store", store), ("runtime", runtime)):
         if not all(isinstance(p, str) for p in reader.get("provides", list) or []):
             raise ResultsError(f"header.{part}.provides: expected names")
-    environment = _Reader(h.get("environment", dict), "header.environment", ("python", "os"))
+    environment = Reader(h.get("environment", dict), "header.environment", ("python", "os"))
     environment.text("python", nullable=True)
     environment.text("os", nullable=True)
     for key in ("mutant", "started", "finished", "stopped_early"):
@@ -649,7 +593,7 @@ def _header(data: Any, version_1: bool = False) -> dict[str, Any]:
     h.get("seed", (int, str), nullable=True)
     selection = h.get("selection", dict, nullable=True)
     if selection is not None:
-        chosen = _Reader(selection, "header.selection", ("profiles", "rules"))
+        chosen = Reader(selection, "header.selection", ("profiles", "rules"))
         for key in ("profiles", "rules"):
             if not all(isinstance(x, str) for x in chosen.get(key, list)):
                 raise ResultsError(f"header.selection.{key}: expected names")
@@ -669,7 +613,7 @@ def _parse(data: Any) -> Results:
         raise ResultsError(
             f"results.format: {data.get('format')!r} is not one of {', '.join(READABLE_FORMATS)}"
         )
-    top = _Reader(data, "results", _TOP_KEYS,
+    top = Reader(data, "results", _TOP_KEYS,
                   also=("footer", "coverage", "fingerprint", "runtime_classes"))
     version_1 = data["format"] == "memconform-results/1"
     header = _header(data["header"], version_1)
@@ -684,15 +628,15 @@ def _parse(data: Any) -> Results:
     top.get("conformance", dict)
     baseline = top.get("baseline", dict, nullable=True)
     if baseline is not None:
-        entries = _Reader(baseline, "baseline", ("source", "entries")).get("entries", list)
+        entries = Reader(baseline, "baseline", ("source", "entries")).get("entries", list)
         for i, entry in enumerate(entries):
             _baseline_use(entry, f"baseline.entries[{i}]")
     raw_footer = top.get("footer", dict)
     footer = None if raw_footer is None else _footer(raw_footer)
     raw_coverage = top.get("coverage", dict)
-    coverage = None if raw_coverage is None else _coverage(raw_coverage)
+    coverage = None if raw_coverage is None else coverage_of(raw_coverage)
     raw_fingerprint = top.get("fingerprint", dict)
-    fingerprint = None if raw_fingerprint is None else _fingerprint(raw_fingerprint)
+    fingerprint = None if raw_fingerprint is None else fingerprint_of(raw_fingerprint)
 
     problems: list[str] = []
     if footer is None:
@@ -712,96 +656,6 @@ def _parse(data: Any) -> Results:
         header, rules, classes, baseline, footer, tuple(problems), coverage, fingerprint,
         runtime_classes,
     )
-
-
-_FINGERPRINT_KEYS = (
-    "schema", "runtime", "save_policy", "components", "nearest", "distance", "distances",
-    "points", "differences", "references", "unsupported",
-)
-_FINGERPRINT_POINT_KEYS = ("name", "doc", "stored", "nearest", "differs")
-
-
-def _fingerprint(data: Any) -> dict[str, Any]:
-    """The save-policy fingerprint of ``memconform run --fingerprint`` (see
-    :mod:`memconform.fingerprint`), checked for the parts the report shows."""
-    f = _Reader(data, "fingerprint", _FINGERPRINT_KEYS)
-    f.text("runtime")
-    f.text("save_policy", nullable=True)
-    f.text("nearest")
-    f.get("distance", int)
-    components = _names(f.get("components", list), "fingerprint.components")
-    distances = f.get("distances", dict)
-    for name, value in distances.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ResultsError(f"fingerprint.distances.{name}: expected a count")
-    for i, raw in enumerate(f.get("points", list)):
-        where = f"fingerprint.points[{i}]"
-        p = _Reader(raw, where, _FINGERPRINT_POINT_KEYS)
-        p.text("name")
-        p.text("doc")
-        _names(p.get("differs", list), f"{where}.differs")
-        for key in ("stored", "nearest"):
-            seen = _Reader(p.get(key, dict), f"{where}.{key}", components)
-            for component in components:
-                seen.text(component)
-    f.get("differences", list)
-    f.get("references", dict)
-    for i, raw in enumerate(f.get("unsupported", list)):
-        u = _Reader(raw, f"fingerprint.unsupported[{i}]", ("name", "doc", "needs"))
-        u.text("name")
-        u.text("doc")
-        _names(u.get("needs", list), f"fingerprint.unsupported[{i}].needs")
-    checked: dict[str, Any] = data
-    return checked
-
-
-_COVERAGE_KEYS = ("packages", "source_html", "totals", "files", "not_found", "not_measured")
-_COVERAGE_FIGURES = ("statements", "lines_covered", "branches", "branches_covered")
-_COVERAGE_FILE_KEYS = (
-    "path", *_COVERAGE_FIGURES, "missing_lines", "setup_only_lines", "missing_branches",
-    "reached",
-)
-
-
-def _lines(data: Any, path: str, size: int = 0) -> None:
-    """Check a list of line numbers (``size`` > 0: of lists of that many numbers)."""
-    for i, item in enumerate(data if isinstance(data, list) else [None]):
-        numbers = item if size else [item]
-        if (
-            not isinstance(numbers, list) or (size and len(numbers) != size)
-            or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers)
-        ):
-            raise ResultsError(f"{path}[{i}]: expected line numbers")
-
-
-def _coverage(data: Any) -> dict[str, Any]:
-    c = _Reader(data, "coverage", _COVERAGE_KEYS)
-    for key in ("packages", "not_found"):
-        _names(c.get(key, list), f"coverage.{key}")
-    c.text("source_html", nullable=True)
-    totals = _Reader(c.get("totals", dict), "coverage.totals", _COVERAGE_FIGURES)
-    for key in _COVERAGE_FIGURES:
-        totals.get(key, int)
-    for i, raw in enumerate(c.get("files", list)):
-        where = f"coverage.files[{i}]"
-        f = _Reader(raw, where, _COVERAGE_FILE_KEYS)
-        f.text("path")
-        for key in _COVERAGE_FIGURES:
-            f.get(key, int)
-        _lines(f.get("missing_lines", list), f"{where}.missing_lines")
-        _lines(f.get("setup_only_lines", list), f"{where}.setup_only_lines")
-        _lines(f.get("missing_branches", list), f"{where}.missing_branches", size=2)
-        for j, run in enumerate(f.get("reached", list)):
-            reach = _Reader(run, f"{where}.reached[{j}]", ("from", "to", "rules"))
-            reach.get("from", int)
-            reach.get("to", int)
-            _names(reach.get("rules", list), f"{where}.reached[{j}].rules")
-    for i, raw in enumerate(c.get("not_measured", list)):
-        note = _Reader(raw, f"coverage.not_measured[{i}]", ("rules", "scenario", "process"))
-        _names(note.get("rules", list), f"coverage.not_measured[{i}].rules")
-        note.text("scenario", nullable=True)
-        note.text("process")
-    return dict(data)
 
 
 def load_results(path: Path) -> Results:

@@ -62,12 +62,14 @@ from __future__ import annotations
 import json
 import shlex
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
-from memconform.adapters.contract import Capability
 from memconform.catalogue import Catalogue, Rule
+from memconform.contract import Capability
+from memconform.excerpt import bounded, clip
 from memconform.mutants import mutants_by_rule
 from memconform.reports.baseline import Baseline, check_baseline
 from memconform.reports.classes import (
@@ -77,12 +79,9 @@ from memconform.reports.classes import (
     runtime_classes,
     runtime_declaration,
 )
-from memconform.reports.escaping import redact_identity
 from memconform.reports.exitcode import code_for
+from memconform.reports.header import normalise_header, start_day
 from memconform.reports.results import (
-    EVIDENCE_OUTCOMES,
-    MEASURED,
-    OUTCOMES,
     BaselineUse,
     ClassResult,
     Footer,
@@ -92,146 +91,37 @@ from memconform.reports.results import (
     json_safe,
     totals_of,
 )
+from memconform.reports.vocabulary import (
+    EVIDENCE_OUTCOMES,
+    MEASURED,
+    OUTCOMES,
+    Outcome,
+    Verdict,
+)
 
 __all__ = ["CLASSES", "build_results", "normalise_header"]
 
 CLASSES: tuple[str, ...] = ("core", *(c.value for c in Capability))
 """Every conformance class, in report order."""
 
-_HEADER_KEYS = {
-    "kit", "kit_version", "catalogue", "subject", "store", "store_url", "store_type",
-    "store_version", "capabilities", "store_provides", "runtime", "runtime_version",
-    "runtime_provides", "runtime_declares", "mutant", "seed",
-    "python", "os", "environment", "started", "finished", "selection", "certify", "mode",
-    "stopped_early",
-}
-
-
-# -- header ---------------------------------------------------------------------------
-
-
-def _opt_text(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    return str(value)
-
-
-def _selection(raw: Any, catalogue: Catalogue) -> dict[str, list[str]] | None:
-    if raw is None:
-        return None
-    if isinstance(raw, Mapping):
-        profiles = sorted({str(p) for p in raw.get("profiles") or ()})
-        ids = {str(r) for r in raw.get("rules") or ()}
-    elif isinstance(raw, str):
-        profiles, ids = [], {raw}
-    else:
-        profiles, ids = [], {str(r) for r in raw}
-    order = {r.id: n for n, r in enumerate(catalogue)}
-    return {"profiles": profiles, "rules": sorted(ids, key=lambda i: (order.get(i, len(order)), i))}
-
-
-def _declares(raw: Any) -> dict[str, Any]:
-    """``{"declares": raw}`` when the header says what the runtime declares
-    (a mapping), else nothing: the outcome records may say it instead."""
-    return {"declares": json_safe(raw)} if isinstance(raw, Mapping) else {}
-
-
-def normalise_header(header: Mapping[str, Any], catalogue: Catalogue) -> dict[str, Any]:
-    """The header as results files carry it, from what the command line gives.
-
-    Accepts ``kit`` (``{"name", "version"}``) or ``kit_version``; ``store`` as a
-    URL or ``{"url", "type", "version", "capabilities", "provides"}`` with
-    ``store_type``, ``store_version``, ``capabilities`` and ``store_provides``
-    beside it; ``runtime`` as an identity or ``{"identity", "version",
-    "provides", "declares"}`` (or ``runtime_version``, ``runtime_provides``,
-    ``runtime_declares``: what the runtime declares, when it was built before
-    any scenario ran);
-    ``python``/``os`` or ``environment``;
-    ``started``/``finished`` ISO times; ``selection`` as ``None``, a list of
-    rule ids or ``{"profiles", "rules"}``; ``certify`` or ``mode``; ``seed``;
-    ``mutant``; ``stopped_early`` (why the run ended before its end, if so).
-    The catalogue version, hash and size come from ``catalogue`` itself. The
-    store URL is redacted again. Other keys are kept under ``extra``.
-    """
-    subject = header.get("subject", "both")
-    if subject not in ("store", "runtime", "both"):
-        raise ValueError(f"header subject must be store, runtime or both, not {subject!r}")
-    kit = header.get("kit")
-    kit_version = kit.get("version") if isinstance(kit, Mapping) else header.get("kit_version")
-    store = header.get("store")
-    store_info: Mapping[str, Any] = store if isinstance(store, Mapping) else {}
-    url = store_info.get("url") if store_info else (store or header.get("store_url"))
-    capabilities = store_info.get("capabilities", header.get("capabilities")) or ()
-    runtime = header.get("runtime")
-    runtime_info: Mapping[str, Any] = runtime if isinstance(runtime, Mapping) else {}
-    environment = header.get("environment")
-    env: Mapping[str, Any] = environment if isinstance(environment, Mapping) else {}
-    mode = header.get("mode") or ("certify" if header.get("certify") else "run")
-    extra = {k: json_safe(v) for k, v in header.items() if k not in _HEADER_KEYS}
-    seed = header.get("seed")
-    return {
-        "kit": {"name": "memconform", "version": _opt_text(kit_version)},
-        "catalogue": {
-            "version": catalogue.version,
-            "hash": catalogue.digest,
-            "rules": len(catalogue),
-        },
-        "subject": subject,
-        "store": {
-            "url": None if url is None else redact_identity(str(url)),
-            "type": _opt_text(store_info.get("type", header.get("store_type"))),
-            "version": _opt_text(store_info.get("version", header.get("store_version"))),
-            "capabilities": sorted({str(c) for c in capabilities}),
-            "provides": sorted(
-                {str(p) for p in store_info.get("provides", header.get("store_provides")) or ()}
-            ),
-        },
-        "runtime": {
-            **_declares(runtime_info.get("declares", header.get("runtime_declares"))),
-            "identity": _opt_text(runtime_info.get("identity") if runtime_info else runtime),
-            "version": _opt_text(runtime_info.get("version", header.get("runtime_version"))),
-            "provides": sorted(
-                {str(p) for p in runtime_info.get("provides", header.get("runtime_provides"))
-                 or ()}
-            ),
-        },
-        "mutant": _opt_text(header.get("mutant")),
-        "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else _opt_text(seed),
-        "environment": {
-            "python": _opt_text(env.get("python", header.get("python"))),
-            "os": _opt_text(env.get("os", header.get("os"))),
-        },
-        "started": _opt_text(header.get("started")),
-        "finished": _opt_text(header.get("finished")),
-        "selection": _selection(header.get("selection"), catalogue),
-        "mode": mode if mode in ("certify", "quick") else "run",
-        "stopped_early": _opt_text(header.get("stopped_early")),
-        "extra": extra,
-    }
-
-
-def _start_day(header: Mapping[str, Any]) -> date | None:
-    started = header.get("started")
-    if not started:
-        return None
-    try:
-        return datetime.fromisoformat(str(started).replace("Z", "+00:00")).date()
-    except ValueError:
-        try:
-            return date.fromisoformat(str(started)[:10])
-        except ValueError:
-            return None
-
-
 # -- outcomes -------------------------------------------------------------------------
+
+
+EVIDENCE_TEXT = 16_000
+"""Characters any text of a scenario's evidence may have in the results (the
+last resort: the kit bounds its evidence where it is made, see
+:mod:`memconform.excerpt`, and this catches any path that did not)."""
+
+CALL_TEXT = 2_000
+"""Characters any text inside a recorded store call may have in the results."""
 
 
 def _text(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return value
-    return json.dumps(json_safe(value), sort_keys=True, ensure_ascii=False)
+        return clip(value, EVIDENCE_TEXT)
+    return clip(json.dumps(json_safe(value), sort_keys=True, ensure_ascii=False), EVIDENCE_TEXT)
 
 
 def _evidence(outcome: Mapping[str, Any]) -> ScenarioEvidence:
@@ -239,17 +129,19 @@ def _evidence(outcome: Mapping[str, Any]) -> ScenarioEvidence:
     message = _text(outcome.get("message")) or ""
     if kind not in OUTCOMES:
         message = f"unknown outcome {kind!r} recorded by the kit. {message}".strip()
-        kind = "crashed"
+        kind = Outcome.CRASHED
     raw_calls = outcome.get("store_calls") or []
     calls = list(raw_calls) if isinstance(raw_calls, list | tuple) else [raw_calls]
-    kept = tuple(json_safe(calls)) if kind in EVIDENCE_OUTCOMES else ()
+    kept = (tuple(bounded(c, CALL_TEXT) for c in json_safe(calls))
+            if kind in EVIDENCE_OUTCOMES else ())
     raw_gherkin = outcome.get("gherkin") or []
-    gherkin = tuple(str(line) for line in raw_gherkin) if kind in EVIDENCE_OUTCOMES else ()
+    gherkin = (tuple(clip(str(line), EVIDENCE_TEXT) for line in raw_gherkin)
+               if kind in EVIDENCE_OUTCOMES else ())
     return ScenarioEvidence(
-        nodeid=str(outcome.get("nodeid", "")),
-        scenario=str(outcome.get("scenario", outcome.get("nodeid", ""))),
+        nodeid=clip(str(outcome.get("nodeid", "")), EVIDENCE_TEXT),
+        scenario=clip(str(outcome.get("scenario", outcome.get("nodeid", ""))), EVIDENCE_TEXT),
         feature=_text(outcome.get("feature")),
-        outcome=str(kind),
+        outcome=Outcome(kind),
         message=message,
         failing_step=_text(outcome.get("failing_step")),
         expected=_text(outcome.get("expected")),
@@ -266,7 +158,7 @@ def _evidence_order(s: ScenarioEvidence) -> tuple[bool, str, str, str, str]:
     return (s.generated, s.feature or "", s.nodeid, s.outcome, s.message)
 
 
-def _first(scenarios: Sequence[ScenarioEvidence], outcome: str) -> ScenarioEvidence:
+def _first(scenarios: Sequence[ScenarioEvidence], outcome: Outcome) -> ScenarioEvidence:
     return next(s for s in scenarios if s.outcome == outcome)
 
 
@@ -275,41 +167,117 @@ def _one_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _judge(rule: Rule, scenarios: Sequence[ScenarioEvidence]) -> tuple[str, str, bool]:
-    """(verdict, reason, kit_error) from a scored rule's scenarios."""
+_Reason = Callable[[Rule, ScenarioEvidence, "Counter[Outcome]", int], str]
+"""Says why a rule got its verdict: from the rule, the first scenario with the
+deciding outcome, the count of each outcome among the rule's scenarios and
+their number."""
+
+
+def _kit_crashed(
+    rule: Rule, s: ScenarioEvidence, counts: Counter[Outcome], n: int
+) -> str:
+    return f"the kit crashed in “{s.scenario}”: {_one_line(s.message)}"
+
+
+def _adapter_broke(
+    rule: Rule, s: ScenarioEvidence, counts: Counter[Outcome], n: int
+) -> str:
+    return f"the adapter broke the contract in “{s.scenario}”: {_one_line(s.message)}"
+
+
+def _broken(rule: Rule, s: ScenarioEvidence, counts: Counter[Outcome], n: int) -> str:
+    what = _one_line(s.message.split("\n", 1)[0]) if s.message else "a check failed"
+    where = f"{counts[Outcome.FAILED]} of {n} scenarios; first “{s.scenario}”"
+    return f"{rule.level} broken in {where}: {what}"
+
+
+def _not_exercised(
+    rule: Rule, s: ScenarioEvidence, counts: Counter[Outcome], n: int
+) -> str:
+    why = _one_line(s.message) or "the kit could not exercise the rule"
+    where = f"{counts[Outcome.INCONCLUSIVE]} of {n} scenarios; first “{s.scenario}”"
+    return f"claimed, but not exercised in {where}: {why}"
+
+
+def _passed(
+    rule: Rule, s: ScenarioEvidence, counts: Counter[Outcome], n: int
+) -> str:
+    unsupported = counts[Outcome.UNSUPPORTED]
+    extra = f" ({unsupported} unsupported)" if unsupported else ""
+    plural = "" if counts[Outcome.PASSED] == 1 else "s"
+    return f"{counts[Outcome.PASSED]} scenario{plural} passed{extra}"
+
+
+def _unsupported(
+    rule: Rule, s: ScenarioEvidence, counts: Counter[Outcome], n: int
+) -> str:
+    return _one_line(s.message) or "needs a capability the store declares absent"
+
+
+def _all_skipped(
+    rule: Rule, s: ScenarioEvidence, counts: Counter[Outcome], n: int
+) -> str:
+    return f"every scenario was skipped: {_one_line(s.message)}"
+
+
+@dataclass(frozen=True)
+class Precedence:
+    """One row of :data:`PRECEDENCE`: when a scored rule's scenarios include
+    ``outcome`` (and none of an earlier row's), the rule's verdict is
+    ``verdict`` for a MUST rule and ``below_must`` (when given) for a SHOULD
+    or MAY rule, ``reason`` says why, and ``kit_error`` flags the kit's own fault."""
+
+    outcome: Outcome
+    verdict: Verdict
+    reason: _Reason
+    kit_error: bool = False
+    below_must: Verdict | None = None
+
+    def decide(
+        self, rule: Rule, scenarios: Sequence[ScenarioEvidence], counts: Counter[Outcome]
+    ) -> tuple[Verdict, str, bool]:
+        """(verdict, reason, kit_error) of ``rule`` decided by this row."""
+        verdict = self.verdict
+        if rule.level != "MUST" and self.below_must is not None:
+            verdict = self.below_must
+        why = self.reason(rule, _first(scenarios, self.outcome), counts, len(scenarios))
+        return verdict, why, self.kit_error
+
+
+PRECEDENCE: tuple[Precedence, ...] = (
+    Precedence(Outcome.CRASHED, Verdict.ERROR, _kit_crashed, kit_error=True),
+    Precedence(Outcome.ERROR, Verdict.ERROR, _adapter_broke),
+    Precedence(Outcome.FAILED, Verdict.FAIL, _broken, below_must=Verdict.WARN),
+    Precedence(Outcome.INCONCLUSIVE, Verdict.INCONCLUSIVE, _not_exercised),
+    Precedence(Outcome.PASSED, Verdict.PASS, _passed),
+    Precedence(Outcome.UNSUPPORTED, Verdict.UNSUPPORTED, _unsupported),
+    Precedence(Outcome.SKIPPED, Verdict.NOT_RUN, _all_skipped),
+)
+"""How a scored rule's scenario outcomes become its verdict: the first row
+whose outcome any of the scenarios has decides.
+
+The order runs from what says least about the library judged to what says
+most, so nothing can hide a worse finding. A kit crash comes first: when the
+kit itself broke, nothing else the run says about the rule can be trusted,
+and it is flagged as the kit's error. An adapter error is next: a broken
+contract means the library was not judged through it. Then a failure: one
+scenario that shows the rule broken decides it, however many others passed
+(``fail`` for a MUST rule, ``warn`` for a SHOULD or MAY one). Then
+``inconclusive``: a pass needs the rule exercised wherever it is claimed, so
+one scenario the kit could not exercise outweighs any number that passed.
+Then ``pass``. ``unsupported`` only when nothing passed: a scenario needing a
+capability the store declares absent says nothing against a pass elsewhere.
+Skipped scenarios come last: a rule whose scenarios were all skipped was not
+run, and the report is incomplete (as it is when no scenario ran at all)."""
+
+
+def _judge(rule: Rule, scenarios: Sequence[ScenarioEvidence]) -> tuple[Verdict, str, bool]:
+    """(verdict, reason, kit_error) from a scored rule's scenarios, by :data:`PRECEDENCE`."""
     counts = Counter(s.outcome for s in scenarios)
-    n = len(scenarios)
-    if counts["crashed"]:
-        s = _first(scenarios, "crashed")
-        return "error", f"the kit crashed in “{s.scenario}”: {_one_line(s.message)}", True
-    if counts["error"]:
-        s = _first(scenarios, "error")
-        what = _one_line(s.message)
-        return "error", f"the adapter broke the contract in “{s.scenario}”: {what}", False
-    if counts["failed"]:
-        s = _first(scenarios, "failed")
-        broken = "MUST" if rule.level == "MUST" else rule.level
-        verdict = "fail" if rule.level == "MUST" else "warn"
-        what = _one_line(s.message.split("\n", 1)[0]) if s.message else "a check failed"
-        where = f"{counts['failed']} of {n} scenarios; first “{s.scenario}”"
-        return verdict, f"{broken} broken in {where}: {what}", False
-    if counts["inconclusive"]:
-        s = _first(scenarios, "inconclusive")
-        why = _one_line(s.message) or "the kit could not exercise the rule"
-        where = f"{counts['inconclusive']} of {n} scenarios; first “{s.scenario}”"
-        return "inconclusive", f"claimed, but not exercised in {where}: {why}", False
-    if counts["passed"]:
-        extra = f" ({counts['unsupported']} unsupported)" if counts["unsupported"] else ""
-        plural = "" if counts["passed"] == 1 else "s"
-        return "pass", f"{counts['passed']} scenario{plural} passed{extra}", False
-    if counts["unsupported"]:
-        s = _first(scenarios, "unsupported")
-        why = _one_line(s.message) or "needs a capability the store declares absent"
-        return "unsupported", why, False
-    if counts["skipped"]:
-        s = _first(scenarios, "skipped")
-        return "not-run", f"every scenario was skipped: {_one_line(s.message)}", False
-    return "not-run", "no scenario ran for this rule", False
+    for row in PRECEDENCE:
+        if counts[row.outcome]:
+            return row.decide(rule, scenarios, counts)
+    return Verdict.NOT_RUN, "no scenario ran for this rule", False
 
 
 def _provided(head: dict[str, Any], outcomes: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
@@ -332,17 +300,17 @@ def _provided(head: dict[str, Any], outcomes: Sequence[Mapping[str, Any]]) -> di
 
 
 def _adapter_provided(
-    rule: Rule, verdict: str, reason: str, provided: Mapping[str, set[str]]
-) -> tuple[str, str]:
+    rule: Rule, verdict: Verdict, reason: str, provided: Mapping[str, set[str]]
+) -> tuple[Verdict, str]:
     """``adapter-provided`` instead of ``pass`` when the rule rests on something
     the adapter of its subject supplies itself (never a pass for the library);
     any other verdict is left as it is (a failure is a failure wherever it came
     from)."""
     supplied = [p for p in rule.rests_on if p in provided.get(rule.subject, ())]
-    if verdict != "pass" or not supplied:
+    if verdict != Verdict.PASS or not supplied:
         return verdict, reason
     what = ", ".join(supplied)
-    return "adapter-provided", (
+    return Verdict.ADAPTER_PROVIDED, (
         f"passes only through the {rule.subject} adapter: the rule rests on {what}, "
         f"which the adapter provides itself, so the library judged was not shown to "
         f"keep it ({reason})"
@@ -351,7 +319,7 @@ def _adapter_provided(
 
 def _unclaimed(
     rule: Rule, own: Sequence[ScenarioEvidence]
-) -> tuple[str, str, bool, str | None]:
+) -> tuple[Verdict, str, bool, Verdict | None]:
     """(verdict, reason, kit_error, measured) of a rule whose capability the store
     does not declare: never ``pass``, and the same in every run.
 
@@ -365,17 +333,17 @@ def _unclaimed(
     declared = f"the store does not declare the capability {str(rule.capability)!r}"
     verdict, reason, kit_error = _judge(rule, own)
     if kit_error:
-        return "error", reason, True, None
+        return Verdict.ERROR, reason, True, None
     if verdict in MEASURED:
         return (
-            "informational",
+            Verdict.INFORMATIONAL,
             f"not claimed ({declared}), measured anyway and not counted: {verdict}: {reason}",
             False,
             verdict,
         )
-    if verdict == "unsupported":
-        return "unsupported", reason, False, None
-    return "unsupported", declared, False, None
+    if verdict == Verdict.UNSUPPORTED:
+        return Verdict.UNSUPPORTED, reason, False, None
+    return Verdict.UNSUPPORTED, declared, False, None
 
 
 def _undeclared_profile(
@@ -399,22 +367,22 @@ def _cut_short(
     reason: str,
     stopped: str,
     collected: Mapping[str, Iterable[str]] | None,
-) -> tuple[str, str]:
+) -> tuple[Verdict, str]:
     """A passing rule of a run that stopped early (``--maxfail``/``-x``, the
     deadline, an interrupt): ``pass`` only when every scenario due for it ran
     (``collected``), else ``inconclusive``; when what was due is not known,
     nothing can show the rule whole, so it is ``inconclusive`` too. ``ran``:
     the node ids of every scenario that ended (whatever rules it reported)."""
     if collected is None:
-        return "inconclusive", (
+        return Verdict.INCONCLUSIVE, (
             f"the run stopped before it could be shown that all of this rule's scenarios "
             f"ran ({stopped}); those that ran passed: {reason}"
         )
     due = set(collected.get(rule.id, ()))
     missing = due - ran
     if not missing:
-        return "pass", reason
-    return "inconclusive", (
+        return Verdict.PASS, reason
+    return Verdict.INCONCLUSIVE, (
         f"the run stopped before all of this rule's scenarios ran ({stopped}): "
         f"{len(due) - len(missing)} of {len(due)} ran and passed, {len(missing)} did not run"
     )
@@ -450,8 +418,8 @@ def _rerun_prefix(header: Mapping[str, Any]) -> str:
 
 
 def _apply_baseline(
-    verdict: str, reason: str, rule: Rule, baseline: Baseline | None, day: date | None
-) -> tuple[str, str, BaselineUse | None]:
+    verdict: Verdict, reason: str, rule: Rule, baseline: Baseline | None, day: date | None
+) -> tuple[Verdict, str, BaselineUse | None]:
     entry = None if baseline is None else baseline.get(rule.id)
     if entry is None:
         return verdict, reason, None
@@ -463,11 +431,12 @@ def _apply_baseline(
     if entry.expired_on(day):
         note = f"{reason} (the baseline entry expired on {expires} and no longer counts)"
         return verdict, note, use("expired")
-    if verdict in ("fail", "warn"):
-        return "xfail", f"known failure in the baseline: {entry.reason} — {reason}", use("applied")
-    if verdict == "pass":
+    if verdict in (Verdict.FAIL, Verdict.WARN):
+        why = f"known failure in the baseline: {entry.reason} — {reason}"
+        return Verdict.XFAIL, why, use("applied")
+    if verdict == Verdict.PASS:
         why = f"listed in the baseline but passes now: remove the entry ({reason})"
-        return "stale", why, use("stale")
+        return Verdict.STALE, why, use("stale")
     return verdict, reason, use("not-applied")
 
 
@@ -478,9 +447,217 @@ def _classes(
     for name in CLASSES:
         members = [r for r in rules if r.conformance_class == name]
         left_out = any(r.id in unselected for r in members)
-        pairs = [(r.level, r.verdict) for r in members]
+        pairs: list[tuple[str, str]] = [(r.level, r.verdict) for r in members]
         out.append(judge_class(name, name in claimed, pairs, left_out))
     return tuple(out)
+
+
+_Entry = tuple[ScenarioEvidence, frozenset[str], frozenset[str]]
+"""One scenario of a rule: its evidence, the capabilities it needs and the save
+policies it ran."""
+
+
+@dataclass
+class _Run:
+    """What every rule of one run is judged against, gathered once from the
+    header and the outcomes (stage 0 of :func:`build_results`)."""
+
+    head: dict[str, Any]
+    by_rule: dict[str, list[_Entry]]
+    unknown_rules: set[str]
+    provided: dict[str, set[str]]
+    declares: Mapping[str, Any] | None
+    ran: set[str]
+    claimed: set[str]
+    unopened: bool
+    selected: set[str] | None
+    day: date | None
+    rerun_prefix: str
+    baseline: Baseline | None
+    collected: Mapping[str, Iterable[str]] | None
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """A rule's verdict with what the report shows beside it."""
+
+    verdict: Verdict
+    reason: str
+    scenarios: tuple[ScenarioEvidence, ...]
+    kit_error: bool = False
+    baseline: BaselineUse | None = None
+    rerun: str | None = None
+    measured: Verdict | None = None
+    per_policy: dict[str, str] | None = None
+
+
+def _by_rule(
+    outcomes: Sequence[Mapping[str, Any]], known: Iterable[str]
+) -> tuple[dict[str, list[_Entry]], set[str]]:
+    """Each outcome's evidence under every rule it names (a rule named twice by
+    one record counts once), and the rule ids the catalogue does not hold."""
+    catalogue_ids = set(known)
+    by_rule: dict[str, list[_Entry]] = {}
+    unknown: set[str] = set()
+    for outcome in outcomes:
+        evidence = _evidence(outcome)
+        needs = frozenset(str(c) for c in outcome.get("needs") or ())
+        policies = frozenset(str(p) for p in outcome.get("policies") or ())
+        for raw_id in dict.fromkeys(outcome.get("rules") or ()):
+            rule_id = str(raw_id)
+            if rule_id not in catalogue_ids:
+                unknown.add(rule_id)
+                continue
+            by_rule.setdefault(rule_id, []).append((evidence, needs, policies))
+    return by_rule, unknown
+
+
+def _selected(head: Mapping[str, Any], catalogue: Catalogue) -> set[str] | None:
+    """The rule ids a stated selection holds (``None``: no selection, every rule)."""
+    selection = head["selection"]
+    if selection is None:
+        return None
+    selected = set(selection["rules"])
+    if selection["profiles"]:  # select() with no profiles would mean every rule
+        selected |= {r.id for r in catalogue.select(profiles=selection["profiles"])}
+    return selected
+
+
+def _gather(
+    outcomes: list[dict[str, Any]],
+    catalogue: Catalogue,
+    head: dict[str, Any],
+    baseline: Baseline | None,
+    collected: Mapping[str, Iterable[str]] | None,
+) -> _Run:
+    """Stage 0: the outcomes by rule and what the header and outcomes say about
+    the subject (what its adapters provide, what the runtime declares, whether
+    it could be opened at all)."""
+    by_rule, unknown = _by_rule(outcomes, catalogue.ids)
+    provided = _provided(head, outcomes)
+    declares = None if head["subject"] == "store" else runtime_declaration(head["runtime"],
+                                                                             outcomes)
+    if declares is not None:
+        head["runtime"]["declares"] = declares
+    return _Run(
+        head=head,
+        by_rule=by_rule,
+        unknown_rules=unknown,
+        provided=provided,
+        declares=declares,
+        ran={str(o.get("nodeid", "")) for o in outcomes},
+        claimed={"core", *head["store"]["capabilities"]},
+        # a store that could not be opened (or a runtime that could not be built)
+        # declared nothing the kit could read: its capability rules are not
+        # unclaimed but unjudged, the adapter's error like every other rule
+        unopened=bool(head["extra"].get("adapter_error")),
+        selected=_selected(head, catalogue),
+        day=start_day(head),
+        rerun_prefix=_rerun_prefix(head),
+        baseline=baseline,
+        collected=collected,
+    )
+
+
+def _outcomes_stage(
+    rule: Rule, run: _Run, chosen: Sequence[ScenarioEvidence]
+) -> tuple[Verdict, str, bool, BaselineUse | None]:
+    """Stages 3 to 5 for a scored rule: its outcomes (a run that stopped early
+    passes only a rule it showed whole), then the adapter, then the baseline."""
+    verdict, reason, kit_error = _judge(rule, chosen)
+    stopped = run.head["stopped_early"]
+    if stopped and verdict == Verdict.PASS:
+        verdict, reason = _cut_short(rule, run.ran, reason, stopped, run.collected)
+    verdict, reason = _adapter_provided(rule, verdict, reason, run.provided)
+    verdict, reason, use = _apply_baseline(verdict, reason, rule, run.baseline, run.day)
+    return verdict, reason, kit_error, use
+
+
+def _per_policy(rule: Rule, run: _Run, entries: Sequence[_Entry]) -> dict[str, str]:
+    """A save-policy rule's verdict under each policy: judged the same way as
+    the rule, from the scenarios of that policy and those naming none;
+    ``not-scored`` for a policy none of its scenarios concerns."""
+    out: dict[str, str] = {}
+    for policy in SAVE_POLICIES:
+        chosen = [s for s, _, pols in entries if not pols or policy in pols]
+        out[policy] = (_outcomes_stage(rule, run, tuple(chosen))[0] if chosen
+                       else Verdict.NOT_SCORED)
+    return out
+
+
+def _decide(rule: Rule, run: _Run) -> _Decision:
+    """One rule through the stages of :func:`build_results`."""
+    entries = sorted(run.by_rule.get(rule.id, ()), key=lambda e: _evidence_order(e[0]))
+    scenarios = tuple(e[0] for e in entries)
+    excluded = _scope(rule, run.head["subject"], run.selected, bool(scenarios))
+    if excluded is not None:  # 1. scope
+        return _Decision(Verdict.NOT_SCORED, excluded, scenarios)
+    rerun = f"{run.rerun_prefix} --rule {shlex.quote(rule.id)}"
+    undeclared = _undeclared_profile(rule, run.declares, run.unopened)
+    if undeclared is not None:  # 2. undeclared profile
+        verdict, reason, kit_error = _judge(rule, scenarios)
+        if not kit_error:
+            verdict, reason = Verdict.UNSUPPORTED, undeclared
+        return _Decision(verdict, reason, scenarios, kit_error, rerun=rerun)
+    if rule.capability is not None and rule.capability not in run.claimed and not run.unopened:
+        own = tuple(s for s, needs, _ in entries if rule.capability in needs)
+        verdict, reason, kit_error, measured = _unclaimed(rule, own)  # 2. undeclared capability
+        return _Decision(verdict, reason, own, kit_error, rerun=rerun, measured=measured)
+    verdict, reason, kit_error, use = _outcomes_stage(rule, run, scenarios)  # 3. to 5.
+    per_policy = None
+    if run.declares is not None and rule.profile == POLICY_PROFILE and entries:
+        per_policy = _per_policy(rule, run, entries)
+    stopped = run.head["stopped_early"]
+    if verdict == Verdict.NOT_RUN and stopped and not scenarios:
+        reason = f"not reached: the run stopped early ({stopped})"
+    return _Decision(verdict, reason, scenarios, kit_error, use, rerun, per_policy=per_policy)
+
+
+def _rule_result(rule: Rule, decision: _Decision, killers: Mapping[str, tuple[str, ...]]
+                 ) -> RuleResult:
+    return RuleResult(
+        id=rule.id,
+        level=rule.level,
+        profile=rule.profile,
+        subject=rule.subject,
+        capability=rule.capability,
+        source_document=rule.source_document,
+        source_section=rule.source_section,
+        text=rule.text,
+        decision=rule.decision,
+        untested=rule.untested,
+        rests_on=rule.rests_on,
+        verdict=decision.verdict,
+        reason=decision.reason,
+        kit_error=decision.kit_error,
+        baseline=decision.baseline,
+        scenarios=decision.scenarios,
+        rerun=decision.rerun,
+        mutants=killers.get(rule.id, ()),
+        measured=decision.measured,
+    )
+
+
+def _footer(results: Sequence[RuleResult], run: _Run) -> Footer:
+    """Totals, completeness and the exit code of the judged rules."""
+    # only a rule judged by its outcomes can be not-run: the other stages
+    # never give it
+    not_run = [r.id for r in results if r.verdict == Verdict.NOT_RUN]
+    reasons = _incomplete_reasons(not_run, run.unknown_rules, run.head["stopped_early"])
+    complete = not reasons
+    kit_error = bool(run.unknown_rules)
+    scored = sum(1 for r in results
+                 if r.verdict not in (Verdict.NOT_SCORED, Verdict.INFORMATIONAL))
+    return Footer(
+        totals=totals_of(results),
+        rules=len(results),
+        scored=scored,
+        complete=complete,
+        reason="; ".join(reasons) or None,
+        kit_error=kit_error,
+        unknown_rules=tuple(sorted(run.unknown_rules)),
+        exit_code=code_for(results, kit_error, complete),
+    )
 
 
 def build_results(
@@ -499,147 +676,29 @@ def build_results(
     a rule the catalogue does not hold (a typo would otherwise hide nothing and
     say nothing). ``collected`` (the node ids due for each rule) matters only
     when the run stopped early: see :func:`_cut_short`.
+
+    The stages: gather the run (:func:`_gather`), decide each rule
+    (:func:`_decide`: scope, undeclared profile or capability, outcomes,
+    adapter, baseline), then the classes and the footer.
     """
     head = normalise_header(header, catalogue)
     if baseline is not None:
         check_baseline(baseline, catalogue)
-    known = catalogue.ids
-    by_rule: dict[str, list[tuple[ScenarioEvidence, frozenset[str], frozenset[str]]]] = {}
-    unknown_rules: set[str] = set()
-    for outcome in outcomes:
-        evidence = _evidence(outcome)
-        needs = frozenset(str(c) for c in outcome.get("needs") or ())
-        policies = frozenset(str(p) for p in outcome.get("policies") or ())
-        for raw_id in dict.fromkeys(outcome.get("rules") or ()):
-            rule_id = str(raw_id)
-            if rule_id not in known:
-                unknown_rules.add(rule_id)
-                continue
-            by_rule.setdefault(rule_id, []).append((evidence, needs, policies))
-    provided = _provided(head, outcomes)
-    declares = None if head["subject"] == "store" else runtime_declaration(head["runtime"],
-                                                                             outcomes)
-    if declares is not None:
-        head["runtime"]["declares"] = declares
-    per_policy: dict[str, dict[str, str]] = {}
-    ran = {str(o.get("nodeid", "")) for o in outcomes}
-    claimed = {"core", *head["store"]["capabilities"]}
-    # a store that could not be opened (or a runtime that could not be built)
-    # declared nothing the kit could read: its capability rules are not
-    # unclaimed but unjudged, the adapter's error like every other rule
-    unopened = bool(head["extra"].get("adapter_error"))
-
-    selection = head["selection"]
-    selected: set[str] | None = None
-    if selection is not None:
-        selected = set(selection["rules"])
-        if selection["profiles"]:  # select() with no profiles would mean every rule
-            selected |= {r.id for r in catalogue.select(profiles=selection["profiles"])}
-    day = _start_day(head)
-    rerun_prefix = _rerun_prefix(head)
+    run = _gather(outcomes, catalogue, head, baseline, collected)
     killers = mutants_by_rule()
-    results: list[RuleResult] = []
-    not_run: list[str] = []
-    for rule in catalogue:
-        entries = sorted(by_rule.get(rule.id, ()), key=lambda e: _evidence_order(e[0]))
-        scenarios = tuple(e[0] for e in entries)
-        excluded = _scope(rule, head["subject"], selected, bool(scenarios))
-        kit_error = False
-        use: BaselineUse | None = None
-        rerun: str | None = None
-        measured: str | None = None
-        undeclared = _undeclared_profile(rule, declares, unopened)
-        if excluded is not None:
-            verdict, reason = "not-scored", excluded
-        elif undeclared is not None:
-            verdict, reason, kit_error = _judge(rule, scenarios)
-            if not kit_error:
-                verdict, reason = "unsupported", undeclared
-            rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
-        elif rule.capability is not None and rule.capability not in claimed and not unopened:
-            scenarios = tuple(s for s, needs, _ in entries if rule.capability in needs)
-            verdict, reason, kit_error, measured = _unclaimed(rule, scenarios)
-            rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
-        else:
-            def decide(chosen: Sequence[ScenarioEvidence], rule: Rule = rule) -> tuple[
-                    str, str, bool, BaselineUse | None]:
-                verdict, reason, kit_error = _judge(rule, chosen)
-                if head["stopped_early"] and verdict == "pass":
-                    verdict, reason = _cut_short(rule, ran, reason, head["stopped_early"],
-                                                 collected)
-                verdict, reason = _adapter_provided(rule, verdict, reason, provided)
-                verdict, reason, use = _apply_baseline(verdict, reason, rule, baseline, day)
-                return verdict, reason, kit_error, use
-
-            verdict, reason, kit_error, use = decide(scenarios)
-            if declares is not None and rule.profile == POLICY_PROFILE and entries:
-                per_policy[rule.id] = _per_policy(entries, decide)
-            rerun = f"{rerun_prefix} --rule {shlex.quote(rule.id)}"
-            if verdict == "not-run":
-                not_run.append(rule.id)
-                if head["stopped_early"] and not scenarios:
-                    reason = f"not reached: the run stopped early ({head['stopped_early']})"
-        results.append(
-            RuleResult(
-                id=rule.id,
-                level=rule.level,
-                profile=rule.profile,
-                subject=rule.subject,
-                capability=rule.capability,
-                source_document=rule.source_document,
-                source_section=rule.source_section,
-                text=rule.text,
-                decision=rule.decision,
-                untested=rule.untested,
-                rests_on=rule.rests_on,
-                verdict=verdict,
-                reason=reason,
-                kit_error=kit_error,
-                baseline=use,
-                scenarios=scenarios,
-                rerun=rerun,
-                mutants=killers.get(rule.id, ()),
-                measured=measured,
-            )
-        )
-    baseline_data = _baseline_summary(baseline, results, day)
+    decisions = [(rule, _decide(rule, run)) for rule in catalogue]
+    results = tuple(_rule_result(rule, d, killers) for rule, d in decisions)
+    per_policy = {rule.id: d.per_policy for rule, d in decisions if d.per_policy is not None}
     unselected = {
         r.id for r in catalogue
-        if selected is not None and r.id not in selected
+        if run.selected is not None and r.id not in run.selected
         and head["subject"] in ("both", r.subject)
     }
-    classes = _classes(results, claimed, unselected)
-    runtime = runtime_classes(results, per_policy, declares, unselected)
-    reasons = _incomplete_reasons(not_run, unknown_rules, head["stopped_early"])
-    complete = not reasons
-    kit_error = bool(unknown_rules)
-    scored = sum(1 for r in results if r.verdict not in ("not-scored", "informational"))
-    footer = Footer(
-        totals=totals_of(results),
-        rules=len(results),
-        scored=scored,
-        complete=complete,
-        reason="; ".join(reasons) or None,
-        kit_error=kit_error,
-        unknown_rules=tuple(sorted(unknown_rules)),
-        exit_code=code_for(results, kit_error, complete),
+    return Results(
+        head, results, _classes(results, run.claimed, unselected),
+        _baseline_summary(baseline, results, run.day), _footer(results, run),
+        runtime_classes=runtime_classes(results, per_policy, run.declares, unselected),
     )
-    return Results(head, tuple(results), classes, baseline_data, footer,
-                   runtime_classes=runtime)
-
-
-def _per_policy(
-    entries: Sequence[tuple[ScenarioEvidence, frozenset[str], frozenset[str]]],
-    decide: Any,
-) -> dict[str, str]:
-    """A save-policy rule's verdict under each policy: judged the same way as
-    the rule, from the scenarios of that policy and those naming none;
-    ``not-scored`` for a policy none of its scenarios concerns."""
-    out: dict[str, str] = {}
-    for policy in SAVE_POLICIES:
-        chosen = [s for s, _, pols in entries if not pols or policy in pols]
-        out[policy] = decide(tuple(chosen))[0] if chosen else "not-scored"
-    return out
 
 
 def _baseline_summary(

@@ -82,7 +82,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.simulator.environment import Environment, ScriptedFailure, ScriptError
+from memconform.harness.environment import Environment, ScriptedFailure, ScriptError
 from memconform.values import JSONValue, freeze_json
 
 __all__ = [

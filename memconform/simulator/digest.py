@@ -24,7 +24,7 @@ the digest takes time linear in its input; it never raises on any error object
 returns at most :data:`MAX_DIGEST_LENGTH` characters.
 
 An *error* is the JSON object scripts use (see
-:mod:`memconform.simulator.environment`): ``{"type", "message", "cause",
+:mod:`memconform.harness.environment`): ``{"type", "message", "cause",
 "body", "status", "stack"}``, everything but ``message`` optional.
 
 :func:`snapshot_digest_text` reproduces the EDDI snapshot instead (variant

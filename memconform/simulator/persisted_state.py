@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from memconform.adapters.contract import ConflictError, StoreError
-from memconform.simulator.environment import Environment, ScriptedFailure, ScriptError
+from memconform.contract import ConflictError, StoreError
+from memconform.harness.environment import Environment, ScriptedFailure, ScriptError
 from memconform.values import Fact, JSONValue, Message, StateEntry
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The reference runtime for the ``save-policy`` profile (document 000).
 
 :func:`execute` runs every run of a ``save-policy`` script on one thread, using
-only the :class:`~memconform.simulator.environment.Environment`, and returns
+only the :class:`~memconform.harness.environment.Environment`, and returns
 the observation (see ``spec/schemas/observation-save-policy.schema.json``).
 
 One run, in order:
@@ -50,8 +50,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.adapters.proxy import AdapterContractError
-from memconform.simulator.environment import Environment, ScriptedFailure, ScriptError
+from memconform.harness.environment import Environment, ScriptedFailure, ScriptError
+from memconform.harness.proxy import AdapterContractError
+from memconform.harness.runtime import RETRYABLE_STATUSES
 from memconform.simulator.save_policy_persistence import (
     POLICY_CLASSES,
     EarlyToolCallMessagePolicy,
@@ -69,9 +70,6 @@ from memconform.simulator.save_policy_script import (
 from memconform.values import ErrorRecord, JSONValue, Message, Role
 
 __all__ = ["RETRYABLE_STATUSES", "RunFailure", "RunState", "SavePolicyExecutor", "execute"]
-
-RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-"""Scripted model failures with one of these ``status`` values are retried."""
 
 
 class RunFailure(Exception):

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from memconform.adapters.contract import Capability
-from memconform.simulator.environment import Environment
+from memconform.contract import Capability
+from memconform.harness.environment import Environment
 from memconform.values import ErrorRecord, Message
 
 __all__ = [

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.simulator.environment import ScriptError
+from memconform.harness.environment import ScriptError
 
 __all__ = [
     "DEFAULT_POLICY",

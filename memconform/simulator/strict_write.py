@@ -52,7 +52,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memconform.adapters.contract import StoreError
+from memconform.contract import StoreError
+from memconform.harness.environment import Environment, ScriptedFailure, ScriptError
 from memconform.simulator.digest import (
     SEED_RULES,
     DigestRules,
@@ -61,7 +62,14 @@ from memconform.simulator.digest import (
     raw_error_text,
     snapshot_digest_text,
 )
-from memconform.simulator.environment import Environment, ScriptedFailure, ScriptError
+from memconform.simulator.strict_write_script import (
+    TASK_KINDS,
+    Task,
+    parse_output_set,
+    parse_pipeline,
+    parse_rules,
+    parse_turns,
+)
 from memconform.values import JSONValue, Message, Role, freeze_json
 
 __all__ = [
@@ -89,7 +97,6 @@ __all__ = [
 
 ON_FAILURE_MODES = ("digest", "exclude_all", "keep_all")
 VARIANTS = ("eddi-snapshot",)
-TASK_KINDS = ("write", "tool", "llm", "behavior", "output")
 SHUTDOWN_ERROR_TYPE = "GracefulShutdown"
 END_USER_NOTICE = "Something went wrong. Try again."
 """The only text an end user is shown for a failed turn."""
@@ -323,127 +330,6 @@ def model_view(messages: Sequence[Message]) -> dict[str, JSONValue]:
     return {"steps": view}
 
 
-# -- script parsing -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Task:
-    id: str
-    kind: str
-    tool: str | None
-    writes: tuple[Mapping[str, Any], ...]
-
-
-def _text(raw: Mapping[str, Any], name: str, where: str) -> str:
-    value = raw.get(name)
-    if not isinstance(value, str) or not value:
-        raise ScriptError(f"{where}.{name}: expected non-empty text")
-    return value
-
-
-def _check_write(op: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(op, Mapping):
-        raise ScriptError(f"{where}: expected an object")
-    name = op.get("op")
-    if name == "action":
-        _text(op, "action", where)
-        return op
-    if name not in ("set", "change", "remove", "append"):
-        raise ScriptError(f"{where}.op: must be set, change, remove, append or action")
-    target = "data" if "data" in op else "output" if "output" in op else None
-    if target is None:
-        raise ScriptError(f"{where}: needs 'data' or 'output' naming the key")
-    _text(op, target, where)
-    if target == "data" and name == "append":
-        raise ScriptError(f"{where}.op: data takes set, change or remove")
-    if target == "output" and name == "set":
-        raise ScriptError(f"{where}.op: output takes append, change or remove")
-    if name in ("set", "change") and target == "data" and "value" not in op:
-        raise ScriptError(f"{where}.value: missing")
-    if target == "output" and name in ("append", "change") and "item" not in op:
-        raise ScriptError(f"{where}.item: missing")
-    index = op.get("index")
-    if target == "output" and name == "change" and not isinstance(index, int):
-        raise ScriptError(f"{where}.index: expected the position of the item to change")
-    if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
-        raise ScriptError(f"{where}.index: expected a position (0 or more)")
-    return op
-
-
-def _parse_pipeline(script: Mapping[str, Any]) -> tuple[_Task, ...]:
-    raw = script.get("pipeline")
-    if not isinstance(raw, list) or not raw:
-        raise ScriptError("pipeline: expected a non-empty list of tasks")
-    tasks: list[_Task] = []
-    seen: set[str] = set()
-    for n, item in enumerate(raw):
-        where = f"pipeline[{n}]"
-        if not isinstance(item, Mapping):
-            raise ScriptError(f"{where}: expected an object")
-        task_id = _text(item, "id", where)
-        if task_id.startswith("eddi://"):
-            raise ScriptError(f"{where}.id: give the bare task name, without eddi://")
-        if task_id in seen:
-            raise ScriptError(f"{where}.id: task {task_id!r} appears twice")
-        seen.add(task_id)
-        kind = item.get("kind", "write")
-        if kind not in TASK_KINDS:
-            raise ScriptError(f"{where}.kind: must be one of {', '.join(TASK_KINDS)}")
-        tool = item.get("tool")
-        if tool is not None and (not isinstance(tool, str) or kind != "tool"):
-            raise ScriptError(f"{where}.tool: only a tool task names a tool, as text")
-        writes = item.get("writes", [])
-        if not isinstance(writes, list):
-            raise ScriptError(f"{where}.writes: expected a list")
-        checked = tuple(_check_write(op, f"{where}.writes[{i}]") for i, op in enumerate(writes))
-        tasks.append(_Task(task_id, str(kind), tool, checked))
-    return tuple(tasks)
-
-
-def _parse_list(script: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
-    raw = script.get(name, [])
-    if not isinstance(raw, list):
-        raise ScriptError(f"{name}: expected a list")
-    for n, item in enumerate(raw):
-        if not isinstance(item, Mapping):
-            raise ScriptError(f"{name}[{n}]: expected an object")
-    return list(raw)
-
-
-def _parse_turns(script: Mapping[str, Any]) -> list[tuple[str, bool]]:
-    turns = _parse_list(script, "turns")
-    if not turns:
-        raise ScriptError("turns: expected at least one turn")
-    out: list[tuple[str, bool]] = []
-    for n, turn in enumerate(turns):
-        text = turn.get("input")
-        if not isinstance(text, str):
-            raise ScriptError(f"turns[{n}].input: expected text")
-        streaming = turn.get("streaming", False)
-        if not isinstance(streaming, bool):
-            raise ScriptError(f"turns[{n}].streaming: expected true or false")
-        out.append((text, streaming))
-    return out
-
-
-def _parse_rules(script: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
-    rules: list[tuple[str, tuple[str, ...]]] = []
-    for n, rule in enumerate(_parse_list(script, "behaviorRules")):
-        when = _text(rule, "when", f"behaviorRules[{n}]")
-        actions = rule.get("actions")
-        if not isinstance(actions, list) or not all(isinstance(a, str) and a for a in actions):
-            raise ScriptError(f"behaviorRules[{n}].actions: expected a list of action names")
-        rules.append((when, tuple(actions)))
-    return rules
-
-
-def _parse_output_set(script: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return [
-        (_text(o, "action", f"outputSet[{n}]"), _text(o, "text", f"outputSet[{n}]"))
-        for n, o in enumerate(_parse_list(script, "outputSet"))
-    ]
-
-
 # -- execution --------------------------------------------------------------------------------
 
 
@@ -472,10 +358,10 @@ class Executor:
             raise ScriptError("thread: expected the thread id as non-empty text")
         self.thread = thread
         self.policy = parse_policy(script, reject_unknown_mode=behaviour.reject_unknown_mode)
-        self.pipeline = _parse_pipeline(script)
-        self.rules = _parse_rules(script)
-        self.output_set = _parse_output_set(script)
-        self.turns = _parse_turns(script)
+        self.pipeline = parse_pipeline(script)
+        self.rules = parse_rules(script)
+        self.output_set = parse_output_set(script)
+        self.turns = parse_turns(script)
         if self.mode is not None and not env.store.has("commit-flags"):
             raise ScriptError(
                 f"{_POLICY_PATH}.enabled: strict write needs a store declaring 'commit-flags'"
@@ -560,7 +446,7 @@ class Executor:
 
     # -- tasks ------------------------------------------------------------------------------------
 
-    def _apply_write(self, step: int, task: _Task, op: Mapping[str, Any]) -> None:
+    def _apply_write(self, step: int, task: Task, op: Mapping[str, Any]) -> None:
         name = op["op"]
         if name == "action":
             self._write(step, task.id, "output", ACTIONS_KEY, "append", op["action"])
@@ -586,7 +472,7 @@ class Executor:
         else:
             self._write(step, task.id, "output", key, "remove", None, target, has_value=False)
 
-    def _perform(self, turn: _Turn, task: _Task, previous_actions: list[str]) -> None:
+    def _perform(self, turn: _Turn, task: Task, previous_actions: list[str]) -> None:
         step = turn.number
         for op in task.writes:
             self._apply_write(step, task, op)
@@ -622,7 +508,7 @@ class Executor:
 
     # -- failure ----------------------------------------------------------------------------------
 
-    def _entry(self, task: _Task, error: Mapping[str, Any]) -> dict[str, JSONValue]:
+    def _entry(self, task: Task, error: Mapping[str, Any]) -> dict[str, JSONValue]:
         if self.behaviour.snapshot_digest:
             text = snapshot_digest_text(task.id, error)
         else:
@@ -656,7 +542,7 @@ class Executor:
         return ids
 
     def fail_task(
-        self, turn: _Turn, task: _Task, error: Mapping[str, Any],
+        self, turn: _Turn, task: Task, error: Mapping[str, Any],
         written: list[Message], keys_before: set[str], earlier: list[str],
     ) -> None:
         """Record ``task``'s failure in ``turn`` under the policy.
@@ -714,7 +600,7 @@ class Executor:
         earlier = [s for n, s in steps.items() if n < step]
         return [str(a) for a in earlier[-1].output_items(ACTIONS_KEY)] if earlier else []
 
-    def _benched(self, task: _Task, previous_actions: list[str]) -> bool:
+    def _benched(self, task: Task, previous_actions: list[str]) -> bool:
         """Whether a model task that failed in the previous turn sits this turn out
         (never, unless ``rerun_failed_model`` is off)."""
         return (not self.behaviour.rerun_failed_model and task.kind == "llm"

@@ -35,7 +35,7 @@ in a new process starts again at ``T1``; the kit runs the turns after a restart
 in a fresh process) or from a deterministic UUID generator.
 
 Configuration is checked before any turn runs: a malformed script raises
-:class:`~memconform.simulator.environment.ScriptError`, a negative history
+:class:`~memconform.harness.environment.ScriptError`, a negative history
 window raises :class:`ConfigurationError`; in both cases nothing is stored.
 """
 
@@ -47,8 +47,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.adapters.contract import Capability, ConflictError
-from memconform.simulator.environment import Environment, ScriptedFailure, ScriptError
+from memconform.contract import Capability, ConflictError
+from memconform.harness.environment import Environment, ScriptedFailure, ScriptError
 from memconform.values import JSONValue, Message, TurnRecord, freeze_json
 
 __all__ = [

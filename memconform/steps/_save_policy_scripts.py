@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.adapters.faults import RefusingStore
+from memconform.harness.faults import RefusingStore
 
 __all__ = [
     "ANSWER",

@@ -1,7 +1,7 @@
 """Child runs of the kit's fresh-process entry point, shared by every profile.
 
-:func:`run_fresh` starts ``memconform.simulator.job_resume`` in a fresh process
-(:mod:`memconform.adapters.fresh_process`: the kit's interpreter, its import
+:func:`run_fresh` starts ``memconform.steps.job_resume`` in a fresh process
+(:mod:`memconform.harness.fresh_process`: the kit's interpreter, its import
 path passed as an argument, an environment holding only ``PATH`` and a new
 empty ``TMPDIR``, a new working directory), waits for it and returns the
 observation it printed. :func:`run_killed` starts the same entry point armed
@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from memconform import measurement
-from memconform.adapters.fresh_process import fresh_environment, python_command
-from memconform.adapters.proxy import TIMED_OUT, AdapterContractError, AdapterTimeoutError
+from memconform.harness.answers import execute_hung, execute_limit, note_execute_hung
+from memconform.harness.fresh_process import fresh_environment, python_command
+from memconform.harness.proxy import TIMED_OUT, AdapterContractError, AdapterTimeoutError
 from memconform.steps.common import Mismatch
 
 __all__ = ["CHILD_TIMEOUT", "run_fresh", "run_killed", "runtime_options"]
@@ -46,7 +47,7 @@ __all__ = ["CHILD_TIMEOUT", "run_fresh", "run_killed", "runtime_options"]
 CHILD_TIMEOUT = 120.0
 """Seconds a child run may take before the kit gives up on it."""
 
-ENTRY = "memconform.simulator.job_resume"
+ENTRY = "memconform.steps.job_resume"
 
 
 def runtime_options(mutant: str | None, runtime: str | None) -> list[str]:
@@ -57,6 +58,26 @@ def runtime_options(mutant: str | None, runtime: str | None) -> list[str]:
     if runtime:
         options += ["--runtime", runtime]
     return options
+
+
+def _bounded_runtime(options: Sequence[str]) -> list[str]:
+    """The child's option bounding its runtime's ``execute`` as this process
+    bounds it. With a runtime in ``options`` (any but the reference simulator)
+    whose ``execute`` already hung, here or in an earlier child, no child is
+    started: the runtime counts as hung, at once."""
+    if not options:
+        return []
+    hung = execute_hung()
+    if hung is not None:
+        raise AdapterTimeoutError("execute", f"not called: {hung}")
+    seconds = execute_limit()
+    return [] if seconds is None else ["--execute-limit", f"{seconds:g}"]
+
+
+def _note_hang(stderr: str, options: Sequence[str]) -> None:
+    """A child whose runtime's ``execute`` hung makes every later one refused."""
+    if options and TIMED_OUT in stderr and "execute" in stderr:
+        note_execute_hung("an earlier execute in a fresh process did not return in time")
 
 
 def _files(
@@ -94,7 +115,7 @@ def run_fresh(
         root, workdir, tmp = _folders(folder)
         command = python_command(
             ENTRY, "--store", store_url, *args, *_files(root, script, world),
-            *measurement.child_options(), *options,
+            *measurement.child_options(), *options, *_bounded_runtime(options),
         )
         try:
             proc = subprocess.run(
@@ -103,7 +124,10 @@ def run_fresh(
             )
         except subprocess.TimeoutExpired:
             measurement.note_killed("the fresh process (hung)")
+            if options:
+                note_execute_hung("an earlier fresh process did not end in time")
             raise
+    _note_hang(proc.stderr, options)
     if proc.returncode == 3:
         raise AdapterContractError("fresh process", proc.stderr.strip()[-2000:])
     if proc.returncode != 0:
@@ -131,7 +155,7 @@ def run_killed(
         root, workdir, tmp = _folders(folder)
         command = python_command(
             ENTRY, "--store", store_url, *_files(root, script, None), *kill,
-            *measurement.child_options(), *options,
+            *measurement.child_options(), *options, *_bounded_runtime(options),
         )
         with subprocess.Popen(
             command, cwd=workdir, env=fresh_environment(tmp), stdin=subprocess.PIPE,
@@ -145,6 +169,7 @@ def run_killed(
                     proc.wait()
     if out.get("killed_after") is not None:
         return out
+    _note_hang(err, options)
     if proc.returncode == 3:
         raise AdapterContractError("killed process", err.strip()[-2000:])
     if proc.returncode != 0 or not out:

@@ -15,11 +15,14 @@ scenario's :class:`CheckRecorder`) instead of ending the scenario, so the
 row's remaining checks still run, and the plugin gives each rule of the row
 the verdict of its own checks only. A ``Mismatch`` raised with ``rules`` names
 them itself; one raised by an undecorated step decides every rule on the row.
+
+:class:`Mismatch`, :class:`CheckResult` and the skip prefixes are the words the
+judgement of a row reads; they live in :mod:`memconform.reports.checks` and
+are re-exported here for the step modules.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Sequence
@@ -28,7 +31,14 @@ from typing import Any, NoReturn
 
 import pytest
 
-from memconform.adapters.contract import CAPABILITY_METHODS
+from memconform.contract import CAPABILITY_METHODS
+from memconform.excerpt import LIMIT, difference
+from memconform.reports.checks import (
+    INCONCLUSIVE_PREFIX,
+    UNSUPPORTED_PREFIX,
+    CheckResult,
+    Mismatch,
+)
 from memconform.values import Message, same_value
 
 __all__ = [
@@ -47,51 +57,28 @@ __all__ = [
     "measures_unclaimed",
     "note_policies",
     "require_capability",
-    "scribble",
     "transcript_table",
     "unsupported",
 ]
-
-UNSUPPORTED_PREFIX = "unsupported: "
-INCONCLUSIVE_PREFIX = "inconclusive: "
-
-
-class Mismatch(AssertionError):
-    """A rule check failed: ``expected`` and ``observed`` are human-readable text.
-
-    ``rules`` names the rules the failed check decides; ``None`` leaves that to
-    the check that raised it (:func:`decides`), or, outside any check, to every
-    rule on the row."""
-
-    def __init__(
-        self, what: str, expected: str, observed: str,
-        rules: Iterable[str] | None = None,
-    ) -> None:
-        super().__init__(f"{what}\nexpected:\n{expected}\nobserved:\n{observed}")
-        self.what = what
-        self.expected = expected
-        self.observed = observed
-        self.rules: tuple[str, ...] | None = None if rules is None else tuple(rules)
-
 
 def expect_equal(
     what: str, expected: Any, observed: Any, rules: Iterable[str] | None = None
 ) -> None:
     """Raise :class:`Mismatch` (deciding ``rules``) unless ``observed`` equals
     ``expected`` with every value of the same type
-    (:func:`~memconform.values.same_value`: ``True`` is not ``1``, ``1.0`` is not ``1``)."""
+    (:func:`~memconform.values.same_value`: ``True`` is not ``1``, ``1.0`` is not ``1``).
+
+    The mismatch shows both values (a list of messages as a
+    :func:`transcript_table`, anything else by its ``repr``); when either
+    rendering is longer than :data:`~memconform.excerpt.LIMIT` characters it
+    shows instead the path to their first differing part and, for two texts
+    there, both lengths, the first differing position and an excerpt of each
+    (:func:`~memconform.excerpt.difference`)."""
     if not same_value(expected, observed):
-        raise Mismatch(what, _render(expected), _render(observed), rules)
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One check that ran on a row: the step, the rules it decides (``None``:
-    every rule on the row) and its :class:`Mismatch` when it failed."""
-
-    step: str
-    rules: tuple[str, ...] | None
-    failure: Mismatch | None = None
+        shown = (_render(expected), _render(observed))
+        if max(len(s) for s in shown) > LIMIT:
+            shown = difference(expected, observed)
+        raise Mismatch(what, *shown, rules=rules)
 
 
 @dataclass
@@ -230,26 +217,3 @@ def transcript_table(messages: Sequence[Message]) -> str:
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
-
-
-_MARK = "changed by the caller"
-
-
-def scribble(value: Any) -> None:
-    """Change every mutable container inside ``value`` in place, as a caller reusing
-    an object would: dicts get a key, lists an item; frozen value types and tuples
-    are walked, not changed. What a store stored or handed back must not show it."""
-    if isinstance(value, dict):
-        for item in list(value.values()):
-            scribble(item)
-        value[_MARK] = True
-    elif isinstance(value, list):
-        for item in value:
-            scribble(item)
-        value.append(_MARK)
-    elif isinstance(value, tuple):
-        for item in value:
-            scribble(item)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            scribble(getattr(value, f.name))

@@ -7,15 +7,17 @@ import json
 
 from pytest_bdd import given, then, when
 
-from memconform.adapters.proxy import RecordingStore
+from memconform.harness.proxy import RecordingStore
 from memconform.properties.store_model import Divergence, StoreModel, model_for
+from memconform.properties.sweep import Sweep
 from memconform.steps.common import Mismatch
 
 
 @given("a replay of recorded store operations", target_fixture="replay_model")
 def replay_model(store: RecordingStore) -> StoreModel:
-    """A fresh comparison of the store under test with the reference."""
-    model: StoreModel = model_for(store)()
+    """A fresh comparison of the store under test with the reference (it
+    replays the operations of the generated checks and of the sweep)."""
+    model: StoreModel = model_for(store, Sweep)()
     return model
 
 

@@ -27,11 +27,12 @@ from typing import Any
 import pytest
 from pytest_bdd import parsers, then, when
 
-from memconform.adapters.proxy import RecordingStore
-from memconform.simulator.runtime import Runtime
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import Runtime
 from memconform.steps.child_runs import run_fresh, run_killed, runtime_options
 from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
-from memconform.steps.save_policy import SavePolicyCase, appended_batches, require_policies
+from memconform.steps.save_policy import require_policies
+from memconform.steps.save_policy_world import SavePolicyCase, appended_batches
 
 __all__ = ["MAX_KILL_WRITES", "SpKill"]
 

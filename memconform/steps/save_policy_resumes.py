@@ -25,9 +25,9 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from memconform.adapters.proxy import RecordingStore
-from memconform.simulator.environment import Environment, IdSource
-from memconform.simulator.runtime import Runtime, observe
+from memconform.harness.environment import Environment, IdSource
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import Runtime, observe
 from memconform.steps.child_runs import run_fresh
 
 __all__ = [

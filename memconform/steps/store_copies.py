@@ -15,8 +15,7 @@ import copy
 
 from pytest_bdd import parsers, when
 
-from memconform.adapters.proxy import RecordingStore
-from memconform.steps.common import scribble
+from memconform.harness.proxy import RecordingStore
 from memconform.steps.store import StoreScene, full_message, must_succeed
 from memconform.steps.store_records import (
     error_record,
@@ -26,7 +25,7 @@ from memconform.steps.store_records import (
     turn_records,
     untrusted_fact,
 )
-from memconform.values import JSONValue
+from memconform.values import JSONValue, scribble
 
 __all__: list[str] = []
 

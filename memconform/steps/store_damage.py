@@ -3,7 +3,7 @@
 alters or reorders a message the store acknowledged.
 
 The kit damages one stored message through the store's optional hook
-``damage(thread_id)`` (:class:`~memconform.adapters.contract.DamageHook`); a
+``damage(thread_id)`` (:class:`~memconform.contract.DamageHook`); a
 store without it is ``unsupported``. Each read afterwards is then one of:
 
 - loud: it raises ``StoreError`` (or a subclass), and the caller knows;
@@ -27,8 +27,8 @@ from __future__ import annotations
 import pytest
 from pytest_bdd import parsers, then, when
 
-from memconform.adapters import contract
-from memconform.adapters.proxy import AdapterContractError, RecordingStore
+from memconform import contract
+from memconform.harness.proxy import AdapterContractError, RecordingStore
 from memconform.steps.common import (
     Mismatch,
     decides,

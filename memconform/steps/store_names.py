@@ -19,8 +19,8 @@ from typing import TypeVar
 
 from pytest_bdd import parsers, then, when
 
-from memconform.adapters import contract
-from memconform.adapters.proxy import RecordingStore
+from memconform import contract
+from memconform.harness.proxy import RecordingStore
 from memconform.steps.common import expect_equal
 from memconform.steps.store import StoreScene, must_succeed
 from memconform.values import Fact, Message, StateEntry

@@ -1,7 +1,7 @@
 """Step definitions of the ``store`` profile that need several processes
 (``features/store/processes.feature``): durable, concurrent writers, reads
 while another process writes and atomic batches, judged by
-:mod:`memconform.adapters.contract_checks`.
+:mod:`memconform.steps.contract_checks`.
 
 Each check's evidence says how it was reached; it becomes the message of a
 passing scenario (:func:`memconform.steps.common.how_passed`), the evidence of
@@ -12,14 +12,17 @@ from __future__ import annotations
 import pytest
 from pytest_bdd import parsers, then, when
 
-from memconform.adapters.contract_checks import (
+from memconform.harness.proxy import AdapterContractError, RecordingStore
+from memconform.steps.common import Mismatch, how_passed, inconclusive
+from memconform.steps.contract_checks import (
     check_atomic_batch,
     check_concurrent_writers,
     check_durable,
+    check_raced_writes,
+    check_racing_writes,
     check_reads_during_writes,
+    check_relayed_writes,
 )
-from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.steps.common import Mismatch, how_passed, inconclusive
 from memconform.steps.plugin import call_timeout
 from memconform.steps.store import StoreScene
 
@@ -151,6 +154,47 @@ def _check_passed(
     how_passed(request, check.evidence)
 
 
+@when(parsers.parse(
+    '{writers:d} writer processes race to append the same message ids to store thread "{name}"'
+))
+def _racing_ids(
+    request: pytest.FixtureRequest, store_scene: StoreScene, store_url: str, writers: int,
+    name: str,
+) -> None:
+    store_scene.check = check_racing_writes(
+        store_url, store_scene.thread(name), state=False, writers=writers,
+        mutant=_mutant(request), timeout=_timeout(request),
+    )
+
+
+@when(parsers.parse(
+    '{writers:d} writer processes race to increment a state key of scope "{name}" '
+    "by compare-and-set"
+))
+def _racing_increments(
+    request: pytest.FixtureRequest, store_scene: StoreScene, store_url: str, writers: int,
+    name: str,
+) -> None:
+    store_scene.check = check_racing_writes(
+        store_url, store_scene.thread(name), state=True, writers=writers,
+        mutant=_mutant(request), timeout=_timeout(request),
+    )
+
+
+@then("one racing append is acknowledged and each raced id is stored once")
+def _racing_ids_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
+) -> None:
+    _check_passed(request, store, store_scene, "the thread several processes raced to append to")
+
+
+@then("no acknowledged increment is lost")
+def _racing_increments_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
+) -> None:
+    _check_passed(request, store, store_scene, "the state key several processes raced to increment")
+
+
 @then("a fresh process reads back everything that was acknowledged")
 def _durable_ok(
     request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
@@ -179,3 +223,62 @@ def _reads_ok(
     request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
 ) -> None:
     _check_passed(request, store, store_scene, "what another process read while a writer appended")
+
+
+WRITES = {
+    "message": "message",
+    "commit-flag change": "commit",
+    "error record": "error",
+    "turn record": "record",
+    "new state key": "key",
+    "fact": "fact",
+}
+"""The kinds of write of :data:`memconform.steps.check_jobs.WRITES`, as the
+scenarios name them."""
+
+
+@when(parsers.parse(
+    "{writers:d} writer processes in different time zones race to make {count:d} {write}s "
+    'each in store thread "{name}"'
+))
+def _raced_writes(
+    request: pytest.FixtureRequest, store_scene: StoreScene, store_url: str, writers: int,
+    count: int, write: str, name: str,
+) -> None:
+    store_scene.check = check_raced_writes(
+        store_url, store_scene.thread(name), WRITES[write], writers=writers, count=count,
+        mutant=_mutant(request), timeout=_timeout(request),
+    )
+
+
+@when(parsers.parse(
+    "{writers:d} processes in time zones UTC+14, UTC-11 and UTC+5:45 each make {count:d} "
+    '{write}s in store thread "{name}", one process after another'
+))
+def _relayed_writes(
+    request: pytest.FixtureRequest, store_scene: StoreScene, store_url: str, writers: int,
+    count: int, write: str, name: str,
+) -> None:
+    store_scene.check = check_relayed_writes(
+        store_url, store_scene.thread(name), WRITES[write], writers=writers, count=count,
+        mutant=_mutant(request), timeout=_timeout(request),
+    )
+
+
+@then(parsers.parse(
+    "a fresh process finds every acknowledged {write} held once, each writer's in its order"
+))
+def _raced_writes_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene, write: str
+) -> None:
+    _check_passed(request, store, store_scene, f"the {write}s several processes raced to make")
+
+
+@then(parsers.parse(
+    "a fresh process finds every {write} held once, in the order the processes made them"
+))
+def _relayed_writes_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene, write: str
+) -> None:
+    _check_passed(request, store, store_scene,
+                  f"the {write}s processes in different time zones made in turn")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pytest_bdd import given, parsers, then, when
 
-from memconform.adapters.proxy import RecordingStore
+from memconform.harness.proxy import RecordingStore
 from memconform.steps.common import expect_equal
 from memconform.steps.store import StoreScene, attempt, must_succeed
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord

@@ -17,7 +17,6 @@ import pytest
 
 pytest.importorskip("agent_framework", reason="needs the agent-framework extra")
 
-from memconform.adapters.contract import Capability
 from memconform.adapters.libraries.agent_framework import (
     EXTRA_KEY,
     AgentFrameworkStore,
@@ -28,6 +27,7 @@ from memconform.adapters.libraries.agent_framework import (
 )
 from memconform.adapters.libraries.servers import drop
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import Capability
 from memconform.values import Message
 from tests.libraries.messages import FULL
 from tests.libraries.messages import ids as _ids
@@ -336,7 +336,7 @@ def test_the_module_imports_without_the_library() -> None:
 
 @pytest.mark.redis
 def test_the_damage_hook_makes_the_middle_item_unreadable_and_reads_say_so() -> None:
-    from memconform.adapters.contract import StoreError
+    from memconform.contract import StoreError
 
     made = _redis_url()
     store = open_redis_history(made)

@@ -16,8 +16,6 @@ import pytest
 
 pytest.importorskip("google.adk", reason="needs the google-adk extra")
 
-from memconform.adapters.contract import Capability, DuplicateIdError, StoreError
-from memconform.adapters.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.adapters.libraries.google_adk import (
     APP_NAME,
     USER_ID,
@@ -28,6 +26,8 @@ from memconform.adapters.libraries.google_adk import (
     open_in_memory,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import Capability, DuplicateIdError, StoreError
+from memconform.harness.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.values import Message
 from tests.libraries.messages import FULL
 from tests.libraries.messages import ids as _ids

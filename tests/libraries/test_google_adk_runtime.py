@@ -17,11 +17,11 @@ from memconform.adapters.libraries.google_adk_runtime import (
     google_adk_runtime,
 )
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
 from memconform.adapters.registry import BUILTIN_RUNTIMES, resolve_runtime
 from memconform.fingerprint import declared_hooks, fingerprint, render_json, subject_for
-from memconform.simulator.environment import Environment
-from memconform.simulator.runtime import declared_policies
+from memconform.harness.environment import Environment
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import declared_policies
 from memconform.steps._save_policy_scripts import (
     ANSWER,
     EFFECT,

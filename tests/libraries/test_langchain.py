@@ -26,8 +26,6 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from memconform.adapters.contract import StoreError
-from memconform.adapters.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.adapters.libraries.langchain import (
     LangChainFileStore,
     LangChainSQLStore,
@@ -36,6 +34,8 @@ from memconform.adapters.libraries.langchain import (
     thread_file_name,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import StoreError
+from memconform.harness.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.values import Message
 
 

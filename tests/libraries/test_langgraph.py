@@ -18,7 +18,6 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.sqlite", reason="needs the langgraph extra")
 
-from memconform.adapters.contract import StoreError
 from memconform.adapters.libraries.langgraph import (
     MESSAGE_MODULE,
     UNDECODED,
@@ -27,6 +26,7 @@ from memconform.adapters.libraries.langgraph import (
     open_langgraph_sqlite,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import StoreError
 from memconform.steps.store import full_message
 from memconform.values import Fact, Message
 
@@ -219,7 +219,7 @@ def test_the_checkpoint_serializer_replaces_a_lone_surrogate(
 def test_an_integer_msgpack_cannot_write_is_refused_and_nothing_kept(
     store: LangGraphSQLiteStore,
 ) -> None:
-    from memconform.adapters.contract import UnsupportedValueError
+    from memconform.contract import UnsupportedValueError
 
     store.append("t", [Message(id="a", role="user", text="kept")])
     huge = Message(id="b", role="user", text="", metadata={"n": -(2**63) - 1})

@@ -15,14 +15,14 @@ import pytest
 
 pytest.importorskip("llama_index.core.storage.chat_store.sql", reason="needs the llama-index extra")
 
-from memconform.adapters.contract import StoreError
-from memconform.adapters.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.adapters.libraries.llama_index import (
     TABLE,
     LlamaIndexChatStore,
     open_sqlalchemy_chat_store,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import StoreError
+from memconform.harness.faults import InjectedFault, arm_row_fault, disarm_row_fault
 from memconform.steps.store import full_message
 from memconform.values import Message
 from tests.libraries.messages import ids as _ids

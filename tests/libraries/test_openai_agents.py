@@ -15,7 +15,6 @@ import pytest
 
 pytest.importorskip("agents", reason="needs the openai-agents extra")
 
-from memconform.adapters.contract import StoreError
 from memconform.adapters.libraries.openai_agents import (
     EXTRA_KEY,
     AgentsSessionStore,
@@ -25,6 +24,7 @@ from memconform.adapters.libraries.openai_agents import (
     open_sqlite_session,
 )
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.contract import StoreError
 from memconform.values import Message
 from tests.libraries.messages import FULL
 from tests.libraries.messages import ids as _ids

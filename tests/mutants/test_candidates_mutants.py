@@ -53,9 +53,9 @@ def test_process_state_mutants_pass_when_one_process_answers_everything(name: st
     """What rejects them is the kit's fresh process alone: answered in one process,
     the resumed request gets the same prompt and memory as its twin."""
     from memconform.adapters.memory import MemoryStore
-    from memconform.adapters.proxy import RecordingStore
+    from memconform.harness.proxy import RecordingStore
+    from memconform.harness.runtime import observe
     from memconform.mutants import get_mutant
-    from memconform.simulator.runtime import observe
 
     history = [{"role": "user", "content": "Tell me everything about the ferries between "
                 "Piraeus and the Saronic islands."},

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 
 from memconform.adapters.memory import MemoryStore
-from memconform.adapters.proxy import RecordingStore
+from memconform.harness.proxy import RecordingStore
 from memconform.mutants import Mutant
 from memconform.mutants import save_policy as save_policy_mutants
 from memconform.properties.run_scripts import (

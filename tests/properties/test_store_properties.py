@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memconform.mutants import Mutant, all_mutants, store_processes
-from memconform.properties import checks
+from memconform.steps import generated_checks as checks
 from tests.mutant_harness import rules_with, run_suite
 
 PROPERTIES = "tests/features/test_properties.py"

@@ -117,3 +117,21 @@ def test_comparison_flags_different_catalogue_versions(tmp_path: Path) -> None:
     row = re.search(r'<tr class="rule"[^>]*><td>ST-004</td>.*?</tr>', page)
     assert row is not None
     assert "<td>—</td>" in row.group()
+
+
+def test_the_sources_line_names_each_document_once() -> None:
+    from types import SimpleNamespace
+
+    from memconform.reports.html import source_documents
+
+    rules = [
+        SimpleNamespace(source_document="000", source_title="Save policies"),
+        SimpleNamespace(source_document="000, 002",
+                        source_title="Save policies, History and records"),
+        SimpleNamespace(source_document="004, 003",
+                        source_title="What to persist, Manage memory"),
+    ]
+    assert source_documents(rules) == [
+        ("000", "Save policies"), ("002", "History and records"), ("003", "Manage memory"),
+        ("004", "What to persist"),
+    ]

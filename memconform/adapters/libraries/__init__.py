@@ -5,27 +5,15 @@ more: it never adds a check or a guarantee the library lacks (a missing duplicat
 check stays missing; that is a finding, not an adapter bug). A capability the
 library cannot express is not declared. Each library is an optional extra,
 imported only when its URL scheme is opened. The PostgreSQL and Redis URLs
-name a schema or key prefix of their own (:mod:`.servers`):
+name a schema or key prefix of their own (:mod:`.servers`).
 
-==========================  ===================  =========================================
-scheme                      extra                library and store
-==========================  ===================  =========================================
-``openai-agents+sqlite``    ``openai-agents``    Agents SDK ``SQLiteSession``
-``openai-agents+sqlalchemy`` ``openai-agents``   Agents SDK ``SQLAlchemySession`` on SQLite
-``langgraph+sqlite``        ``langgraph``        ``SqliteSaver`` checkpoints + ``SqliteStore``
-``google-adk+memory``       ``google-adk``       ADK ``InMemorySessionService``
-``google-adk+sqlite``       ``google-adk``       ADK ``DatabaseSessionService`` on SQLite
-``langchain+sql``           ``langchain``        ``SQLChatMessageHistory`` on SQLite
-``langchain+file``          ``langchain``        ``FileChatMessageHistory``
-``llama-index+sqlite``      ``llama-index``      ``SQLAlchemyChatStore`` on SQLite
-``openai-agents+postgresql`` ``openai-agents``   Agents SDK ``SQLAlchemySession`` on PostgreSQL
-``openai-agents+redis``     ``openai-agents``    Agents SDK ``RedisSession``
-``langgraph+postgresql``    ``langgraph``        ``PostgresSaver`` + ``PostgresStore``
-``google-adk+postgresql``   ``google-adk``       ADK ``DatabaseSessionService`` on PostgreSQL
-``langchain+postgresql``    ``langchain``        ``langchain-postgres`` chat history
-``agent-framework+memory``  ``agent-framework``  Agent Framework ``InMemoryHistoryProvider``
-``agent-framework+redis``   ``agent-framework``  Agent Framework ``RedisHistoryProvider``
-==========================  ===================  =========================================
+Each module declares itself in its ``LIBRARY``
+(:class:`~.description.Library`): its URL schemes and runtime names, its extra
+and that extra's pins, its targets on the compliance pages. The registry and
+the compliance pages read those declarations and nothing else, so adding a
+library touches its own module, its extra in pyproject.toml and its docs. The
+framework runtimes (the ``*_runtime`` modules) fill in one skeleton
+(:mod:`.framework`, whose helpers this package re-exports).
 """
 
 from __future__ import annotations
@@ -33,14 +21,22 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
-from memconform.adapters.contract import check_limit
-from memconform.adapters.registry import StoreURLError
-from memconform.values import JSONValue
+from memconform.adapters.libraries.framework import (
+    approval_ids,
+    argument_names,
+    outcome_report,
+    run_error,
+    run_to_end,
+    scripted_calls,
+    tell_outcome,
+)
+from memconform.adapters.urls import StoreURLError
+from memconform.contract import check_limit
 
 T = TypeVar("T")
 B = TypeVar("B")
@@ -57,7 +53,7 @@ def require(module: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise StoreURLError(
-            f"this store needs {module!r}, which is not importable ({exc}); "
+            f"this adapter needs {module!r}, which is not importable ({exc}); "
             f"install it with: pip install 'memconform[{extra}]'"
         ) from None
 
@@ -169,88 +165,3 @@ class LoopThread(Generic[B]):
                 self._call(release())
         finally:
             self._stop()
-
-
-def scripted_calls(
-    script: Mapping[str, Any], component: str | None = None
-) -> list[Mapping[str, Any]]:
-    """The tool calls the script's model makes, in order: those of ``component``'s
-    steps, or of every component's when ``None``. Steps and calls that are not
-    mappings are left out (the kit's script schema is checked elsewhere)."""
-    model = script.get("model") or {}
-    groups = list(model.values()) if component is None else [model.get(component) or []]
-    calls: list[Mapping[str, Any]] = []
-    for steps in groups:
-        for step in steps if isinstance(steps, list) else [steps]:
-            if isinstance(step, Mapping):
-                calls += [c for c in step.get("tool_calls") or [] if isinstance(c, Mapping)]
-    return calls
-
-
-def approval_ids(script: Mapping[str, Any], component: str) -> set[str]:
-    """The ids of the tool calls ``component``'s model marks ``needs_approval``."""
-    return {str(c.get("id")) for c in scripted_calls(script, component) if c.get("needs_approval")}
-
-
-def argument_names(
-    script: Mapping[str, Any], tool: str, component: str | None = None
-) -> list[str]:
-    """The argument names the script's model passes ``tool`` (its parameters),
-    in the order they first appear."""
-    names: list[str] = []
-    for call in scripted_calls(script, component):
-        if call.get("name") == tool:
-            names += [str(k) for k in (call.get("args") or {}) if str(k) not in names]
-    return names
-
-
-def run_to_end(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run the coroutine ``coroutine()`` makes to its end from synchronous code
-    and return its value (or raise what it raised): on a new event loop here, or,
-    when called from inside a running loop (which ``asyncio.run`` refuses), on a
-    thread of its own."""
-    result: list[T] = []
-    failed: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            result.append(asyncio.run(coroutine()))
-        except BaseException as exc:
-            failed.append(exc)
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        work()
-    else:
-        thread = threading.Thread(target=work)
-        thread.start()
-        thread.join()
-    if failed:
-        raise failed[0]
-    return result[0]
-
-
-def run_error(exc: BaseException) -> dict[str, JSONValue]:
-    """What the caller is told of ``exc``: a scripted failure's own type and
-    message (the kit's fake model and tools carry them), else the exception's."""
-    scripted = getattr(exc, "error", None)
-    if isinstance(scripted, Mapping):
-        return {"type": str(getattr(exc, "type_name", None) or scripted.get("type") or "Error"),
-                "message": str(scripted.get("message", ""))}
-    return {"type": type(exc).__name__, "message": str(exc)}
-
-
-def tell_outcome(env: Any, told: JSONValue) -> None:
-    """The caller was told a run's outcome: the ``outcome`` event on the kit's
-    timeline (what ends a run there), with its stage and error, and no run id
-    (the framework stamps none)."""
-    if isinstance(told, Mapping):
-        env.emit("outcome", outcome=told.get("outcome"), stage=told.get("stage"),
-                 error=told.get("error"))
-
-
-def outcome_report(outcome: str, stage: str | None, reply: JSONValue,
-                   error: dict[str, JSONValue] | None) -> dict[str, JSONValue]:
-    """A run as its caller saw it: outcome, stage, reply and error."""
-    return {"outcome": outcome, "stage": stage, "reply": reply, "error": error}

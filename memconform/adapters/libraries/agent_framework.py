@@ -82,12 +82,12 @@ Capabilities
 Damage (ST-037): the Redis store has the optional ``damage`` hook; it writes
 text that is not JSON over the middle item of the session's list (``LSET``
 through the provider's own client and key), and ``get_messages`` then raises
-``JSONDecodeError``, passed on as :class:`~memconform.adapters.contract.
+``JSONDecodeError``, passed on as :class:`~memconform.contract.
 StoreError` (so is any ``ValueError`` or ``TypeError`` of a read). The
 in-memory provider keeps ``Message`` objects and decodes nothing, so it has
 no hook and ST-037 is ``unsupported`` there.
 
-The adapter offers the kit no row point (:func:`memconform.adapters.faults.
+The adapter offers the kit no row point (:func:`memconform.harness.faults.
 batch_row_pause`): a batch is written inside the library's own call.
 """
 
@@ -98,21 +98,23 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from memconform.adapters.contract import (
+from memconform.adapters.libraries import LoopThread, library_versions, newest, require
+from memconform.adapters.libraries.description import Library, StoreEntry
+from memconform.adapters.libraries.servers import redis_target
+from memconform.adapters.urls import StoreURLError, redact_url
+from memconform.contract import (
     Capability,
     Provision,
     StoreError,
     check_limit,
     damage_index,
 )
-from memconform.adapters.libraries import LoopThread, library_versions, newest, require
-from memconform.adapters.libraries.servers import redis_target
-from memconform.adapters.registry import StoreURLError, redact_url
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
     "APPLICATION_ID",
     "EXTRA_KEY",
+    "LIBRARY",
     "MEMORY_SCHEME",
     "REDIS_SCHEME",
     "UNREADABLE",
@@ -278,7 +280,7 @@ class AgentFrameworkRedisStore(AgentFrameworkStore):
         await client.lset(key, index, UNREADABLE)
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the middle item of the session's Redis list becomes text that is not JSON,
         written with ``LSET`` through the provider's own client and key.
         ``get_messages`` then raises."""
@@ -330,3 +332,25 @@ def open_redis_history(url: str) -> AgentFrameworkRedisStore:
         version=library_versions("agent-framework-core", "agent-framework-redis", "redis"),
         release=release,
     )
+
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=("agent-framework-core==1.23.0", "agent-framework-redis==1.0.0b261022",
+          "redis==7.1.1"),
+    order=7,
+    schemes=(
+        (MEMORY_SCHEME, open_in_memory_history.__name__),
+        (REDIS_SCHEME, open_redis_history.__name__),
+    ),
+    store_targets=(
+        StoreEntry(14, "agent-framework-memory", "agent-framework+memory://",
+                   "Microsoft Agent Framework: InMemoryHistoryProvider"),
+        StoreEntry(15, "agent-framework-redis",
+                   "agent-framework+redis://{server}?prefix=mcf-{run}",
+                   "Microsoft Agent Framework: RedisHistoryProvider (agent-framework-redis)",
+                   "redis"),
+    ),
+)
+"""Agent Framework's history providers: their schemes, extra and compliance targets."""

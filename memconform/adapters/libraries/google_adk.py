@@ -39,7 +39,7 @@ How the Store contract maps onto a session service
 - ``append(thread_id, batch)`` reads the session once, then calls
   ``append_event`` once per message, in order, as a ``Runner`` does. ADK has no
   call that writes several events together. Before each call the adapter
-  passes the kit's row point (:func:`memconform.adapters.faults.
+  passes the kit's row point (:func:`memconform.harness.faults.
   batch_row_pause`). A :class:`~memconform.values.Message` becomes an
   ``Event``:
 
@@ -68,11 +68,11 @@ How the Store contract maps onto a session service
 
   The database refuses an event id already in the session with SQLAlchemy's
   ``IntegrityError`` (the events table's primary key); that refusal is raised
-  as :class:`~memconform.adapters.contract.DuplicateIdError`. The database
+  as :class:`~memconform.contract.DuplicateIdError`. The database
   service also refuses an append through a session object that another
   writer has overtaken (``StaleSessionError``: "reload the session before
   appending more events"); that refusal is raised as
-  :class:`~memconform.adapters.contract.StoreError`. The adapter does not
+  :class:`~memconform.contract.StoreError`. The adapter does not
   reload and try again. Every other exception passes through unchanged.
 - ``messages(thread_id, limit)`` is ``get_session`` with
   ``GetSessionConfig(num_recent_events=limit)`` (no config when ``limit`` is
@@ -145,25 +145,27 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memconform.adapters.contract import (
+from memconform.adapters.libraries import LoopThread, file_path, library_versions, require
+from memconform.adapters.libraries.description import Library, StoreEntry
+from memconform.adapters.libraries.servers import (
+    ensure_schema,
+    postgresql_target,
+    search_path_option,
+)
+from memconform.adapters.urls import StoreURLError
+from memconform.contract import (
     Capability,
     DuplicateIdError,
     Provision,
     StoreError,
     damage_index,
 )
-from memconform.adapters.faults import batch_row_pause
-from memconform.adapters.libraries import LoopThread, file_path, library_versions, require
-from memconform.adapters.libraries.servers import (
-    ensure_schema,
-    postgresql_target,
-    search_path_option,
-)
-from memconform.adapters.registry import StoreURLError
+from memconform.harness.faults import batch_row_pause
 from memconform.values import ROLES, JSONValue, Message, freeze_json
 
 __all__ = [
     "APP_NAME",
+    "LIBRARY",
     "MEMORY_SCHEME",
     "POSTGRESQL_SCHEME",
     "SQLITE_SCHEME",
@@ -401,7 +403,7 @@ class GoogleADKDatabaseStore(GoogleADKStore):
             )
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the ``event_data`` of the thread's middle event becomes something the
         service cannot decode, written with an ``UPDATE`` on the service's own
         engine and table. ``DatabaseSessionService.get_session`` then raises."""
@@ -477,3 +479,27 @@ def open_postgresql(url: str) -> GoogleADKDatabaseStore:
         version=library_versions("google-adk", "google-genai", "sqlalchemy", "psycopg"),
         duplicate_errors=(integrity_error,),
     )
+
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=("google-adk==2.13.0", "sqlalchemy==2.0.44", "aiosqlite==0.22.1",
+          "psycopg[binary]==3.3.9"),
+    order=4,
+    schemes=(
+        (MEMORY_SCHEME, open_in_memory.__name__),
+        (SQLITE_SCHEME, open_database.__name__),
+        (POSTGRESQL_SCHEME, open_postgresql.__name__),
+    ),
+    store_targets=(
+        StoreEntry(4, "google-adk-memory", "google-adk+memory://",
+                   "Google ADK: InMemorySessionService"),
+        StoreEntry(5, "google-adk-sqlite", "google-adk+sqlite:///{dir}/store.db",
+                   "Google ADK: DatabaseSessionService on SQLite"),
+        StoreEntry(12, "google-adk-postgresql",
+                   "google-adk+postgresql://{server}?schema=mca_{run}",
+                   "Google ADK: DatabaseSessionService on PostgreSQL", "postgresql"),
+    ),
+)
+"""ADK's session services: their schemes, extra and compliance targets."""

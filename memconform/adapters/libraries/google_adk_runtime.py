@@ -12,7 +12,7 @@ How it depends on the kit
 The adapter implements the kit's ``Runtime`` protocol
 (:class:`memconform.simulator.runtime.Runtime`: ``profiles`` and
 ``execute(script, env)``) and touches nothing but the
-:class:`~memconform.simulator.environment.Environment` the kit hands it: it
+:class:`~memconform.harness.environment.Environment` the kit hands it: it
 imports neither the simulator nor its save policies. Each piece of ADK is
 plugged into one piece of the environment:
 
@@ -108,21 +108,24 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memconform.adapters.libraries import (
+from memconform.adapters.libraries import library_versions, require
+from memconform.adapters.libraries.description import Library, RuntimeEntry
+from memconform.adapters.libraries.framework import (
+    FrameworkRuntime,
     approval_ids,
     argument_names,
-    library_versions,
-    require,
-    run_to_end,
+    suspended_report,
+    unsupported_report,
 )
-from memconform.adapters.libraries import outcome_report as _report
-from memconform.adapters.libraries import run_error as _error_of
-from memconform.adapters.libraries import tell_outcome as _tell
+from memconform.adapters.libraries.framework import outcome_report as _report
+from memconform.adapters.libraries.framework import run_error as _error_of
+from memconform.adapters.libraries.google_adk import LIBRARY as _STORES
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
     "APP_NAME",
     "EVENT_KEY",
+    "LIBRARY",
     "MODEL_COMPONENT",
     "USER_ID",
     "GoogleADKRuntime",
@@ -141,7 +144,6 @@ USER_ID = "memconform"
 """The ``user_id`` of every session."""
 AGENT_NAME = "memconform"
 """The agent's name (the ``author`` of every event the agent makes)."""
-PROFILE = "save-policy"
 ADK_LOGGER = "google_adk"
 """The logger every ADK module logs under."""
 _QUIET = logging.NullHandler()
@@ -213,6 +215,8 @@ class _Run:
         """The stage (``input``, ``output``) at which a guardrail blocked the run."""
         self.confirmations: list[str] = []
         """The ids of the ``adk_request_confirmation`` calls the last run ended with."""
+        self.runner: Any = None
+        """ADK's ``Runner`` every run of the script goes through."""
 
 
 def _build_types() -> dict[str, Any]:
@@ -310,10 +314,11 @@ def _event_of(message: Message, event_class: Any, types: Any) -> Any:
                               parts=[types.Part(text=message.text)]))
 
 
-class GoogleADKRuntime:
+class GoogleADKRuntime(FrameworkRuntime[_Run]):
     """ADK's ``Runner.run_async`` with a :class:`KitSessionService`, for
     ``save-policy`` scripts."""
 
+    framework = "google-adk"
     hooks = frozenset({"input_guardrail", "output_guardrail", "tool_error", "run_end",
                        "cancel", "approval", "stream"})
     """The optional hooks ADK has and the adapter translates (see the module)."""
@@ -338,39 +343,27 @@ class GoogleADKRuntime:
         # and leaves the records to any handler the application configures.
         logging.getLogger(ADK_LOGGER).addHandler(_QUIET)
 
-    @property
-    def profiles(self) -> frozenset[str]:
-        """Only ``save-policy``: a session keeps a conversation, nothing else the kit judges."""
-        return frozenset({PROFILE})
-
-    def execute(self, script: Mapping[str, Any], env: Any) -> Mapping[str, JSONValue]:
-        """Run every run of ``script`` through ADK's ``Runner``; return what its caller saw."""
-        if script.get("profile") != PROFILE:
-            raise ValueError(f"profile: the google-adk runtime runs only {PROFILE!r}")
-        return run_to_end(lambda: self._execute(script, env))
-
-    async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
-        thread = str(script.get("thread", "thread"))
+    async def start(self, script: Mapping[str, Any], env: Any, thread: str) -> _Run:
+        """ADK's ids and clock from the kit's, the thread's session created in a
+        :class:`KitSessionService`, and one ``Runner`` (with the run-end plugin)
+        for every run of the script."""
         run = _Run(env, thread, script)
         # ADK's own ids and clock (event and invocation ids, timestamps) come from
-        # the kit's; both providers are context variables, so they hold for this
-        # coroutine and the tasks ADK starts from it, and nothing else
+        # the kit's; both providers are context variables, so they hold for the task
+        # executing the script (start is awaited in it) and the tasks ADK starts
+        # from it, and nothing else
         self._ids.set_id_provider(lambda: env.ids.next("adk"))
         self._time.set_time_provider(lambda: env.clock.now_datetime().timestamp())
         service = self._types["session"](run)
         await service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=thread)
         app = self._apps.App(name=APP_NAME, root_agent=self._agent(script, run),
                              plugins=[self._types["run_end"](run)])
-        runner = self._runners.Runner(app=app, session_service=service)
-        runs: list[JSONValue] = []
-        try:
-            for spec in script.get("runs") or []:
-                told = await self._one_run(runner, script, spec, run)
-                runs.append(told)
-                _tell(run.env, told)
-        finally:
-            await runner.close()
-        return {"thread": thread, "runs": runs}
+        run.runner = self._runners.Runner(app=app, session_service=service)
+        return run
+
+    async def finish(self, run: _Run) -> None:
+        """Close the ``Runner``."""
+        await run.runner.close()
 
     def _agent(self, script: Mapping[str, Any], run: _Run) -> Any:
         env = run.env
@@ -444,8 +437,10 @@ class GoogleADKRuntime:
 
         return self._tools.FunctionTool(invoke, require_confirmation=needs_approval)
 
-    async def _one_run(self, runner: Any, script: Mapping[str, Any], spec: Any,
-                       run: _Run) -> JSONValue:
+    async def run_one(self, run: _Run, script: Mapping[str, Any], spec: Any) -> JSONValue:
+        """One run (an input, or a resume confirming the tool calls ADK asked
+        about) through ``Runner.run_async``."""
+        runner = run.runner
         types = self._types["types"]
         if isinstance(spec, Mapping) and isinstance(spec.get("input"), str):
             parts = [types.Part(text=spec["input"])]
@@ -457,9 +452,7 @@ class GoogleADKRuntime:
         else:
             parts = []
         if not parts:
-            return _report("unsupported", None, None, {
-                "type": "Unsupported",
-                "message": "the adapter translates runs with an input or a resume"})
+            return unsupported_report("the adapter translates runs with an input or a resume")
         run.confirmations = []
         run.input = spec["input"] if isinstance(spec.get("input"), str) else None
         run.blocked = None
@@ -492,7 +485,7 @@ class GoogleADKRuntime:
             return _report("blocked", run.blocked, _text(last) if last is not None else None,
                            None)
         if pending:
-            return {**_report("suspended", None, None, None), "pending_tool_calls": pending}
+            return suspended_report(pending)
         if run.abort.is_set():
             return _report("cancelled", None, None, {
                 "type": str(getattr(last, "error_code", None) or "Aborted"),
@@ -541,3 +534,56 @@ def _text(event: Any) -> str:
 def google_adk_runtime() -> GoogleADKRuntime:
     """The factory ``memconform run --runtime google-adk`` builds."""
     return GoogleADKRuntime()
+
+
+_LACKS = (
+    ("turns", "a session keeps events and nothing else: no turn records, windows or digests"),
+    ("strict-write", "ADK has no task writes or digests apart from the session's events"),
+    ("candidates", "ADK extracts no memory candidates of its own"),
+    ("persisted-state", "ADK keeps no job record and writes no fact of its own. Session "
+                        "state holds what application code assigns (context.state, or an "
+                        "agent's output_key text), carried as the state_delta of the event it "
+                        "came with and persisted when the session service appends that event "
+                        "(temp: keys never), so a record's shape, what a step records and "
+                        "what a failed step leaves would be the adapter's code, not ADK's (a "
+                        "tool's assignments made before it raised are kept: they travel with "
+                        "the error response its on_tool_error_callback gives). Its SQLite and "
+                        "database session services refuse an append to a session another "
+                        "writer changed since it was read (StaleSessionError) and never "
+                        "re-read. ADK does resume on its own: with ResumabilityConfig("
+                        "is_resumable=True) (experimental in this version) a SequentialAgent "
+                        "(deprecated there in favour of Workflow) logs which sub-agent runs "
+                        "in the session's events, and run_async given the invocation's id "
+                        "rebuilds its progress from those events, the conversation history, "
+                        "not from a record; whether a resumed sub-agent calls its tool again "
+                        "is the model's answer to the history it is shown, and this "
+                        "profile's scripts do not script the model, so the adapter would "
+                        "decide it. The resume scenarios (PS-006, PS-007, PS-009) could "
+                        "judge the rest, but a runtime declares this profile whole, so the "
+                        "record, hand-off, knowledge and export scenarios would run and fail "
+                        "for want of a feature instead of being n/a. The MemoryService is "
+                        "storage ADK calls only when application code does (add_memory, "
+                        "delete_memory by id) or a memory tool searches it: a MemoryEntry "
+                        "has no subject, no provenance beyond author and timestamp, no "
+                        "recheck date, trust or origin, and ADK has no cap, confirmation "
+                        "gate or instruction check, so every durable-knowledge rule would "
+                        "judge the adapter"),
+)
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=_STORES.pins,
+    order=_STORES.order,
+    runtimes=(("google-adk", google_adk_runtime.__name__),),
+    runtime_targets=(
+        RuntimeEntry(
+            "google-adk", "google-adk", "Google ADK: Runner with a SessionService",
+            ("google-adk", "google-genai"), "google_adk",
+            "ADK's retry options configure the Gemini client, which the kit's fake model "
+            "replaces, so the adapter translates no retry: the point needing one is not run.",
+            _LACKS,
+        ),
+    ),
+)
+"""ADK's Runner as a runtime: its name, extra (the stores') and runtime target."""

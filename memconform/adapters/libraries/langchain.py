@@ -55,7 +55,7 @@ How each Store method maps onto the library:
   LangChain. Reading an
   unknown thread of the file store creates its empty file (the library's
   constructor does that).
-- The file store raises :class:`~memconform.adapters.contract.StoreError`
+- The file store raises :class:`~memconform.contract.StoreError`
   (the library's error as its cause) when the library cannot parse the
   thread's JSON file (``json.JSONDecodeError``): another process caught the
   file while the library was rewriting it. Every other exception passes
@@ -81,7 +81,7 @@ filter on it), ``errors``, ``turn-records``, ``state`` and ``knowledge`` (a chat
 history holds messages only).
 
 Fault point: the kit's row point
-(:func:`~memconform.adapters.faults.batch_row_pause`) is called once per
+(:func:`~memconform.harness.faults.batch_row_pause`) is called once per
 message inside the library's own write, so a failure injected there
 interrupts the library's real batch: for SQL from a SQLAlchemy
 ``before_insert`` hook on the library's message model (inside the
@@ -102,17 +102,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Provision, StoreError, damage_index
-from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import file_path, library_versions, newest, require
+from memconform.adapters.libraries.description import Library, StoreEntry
 from memconform.adapters.libraries.servers import (
     ensure_schema,
     postgresql_target,
     search_path_option,
 )
+from memconform.contract import Provision, StoreError, damage_index
+from memconform.harness.faults import batch_row_pause
 from memconform.values import Message
 
 __all__ = [
+    "LIBRARY",
     "LangChainFileStore",
     "LangChainPostgresStore",
     "LangChainSQLStore",
@@ -262,7 +264,7 @@ class LangChainSQLStore:
         return newest([from_langchain(m) for m in stored], limit)
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the ``message`` of the thread's middle row in the library's table becomes
         text that is not JSON."""
         text = self._sqlalchemy.text
@@ -352,7 +354,7 @@ class LangChainFileStore:
         return newest([from_langchain(m) for m in stored], limit)
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the thread file's middle entry becomes the JSON string ``"{not json"``,
         the rest of the file as it was."""
         path = self.directory / thread_file_name(thread_id)
@@ -480,7 +482,7 @@ class LangChainPostgresStore:
         return newest([from_langchain(m) for m in stored], limit)
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the ``message`` (``jsonb``) of the thread's middle row in the library's
         table becomes the JSON string ``"{not json"``."""
         with self._call():
@@ -505,3 +507,26 @@ def open_postgres_history(url: str) -> LangChainPostgresStore:
     conninfo, schema = postgresql_target(url, POSTGRESQL_SCHEME)
     require("langchain_postgres", _EXTRA)
     return LangChainPostgresStore(conninfo, schema)
+
+
+LIBRARY = Library(
+    module=__name__,
+    extra=_EXTRA,
+    pins=("langchain-community==0.4.2", "langchain-core==1.8.3", "sqlalchemy==2.0.44",
+          "langchain-postgres==0.0.19", "psycopg[binary]==3.3.9"),
+    order=5,
+    schemes=(
+        ("langchain+sql", open_sql_history.__name__),
+        ("langchain+file", open_file_history.__name__),
+        (POSTGRESQL_SCHEME, open_postgres_history.__name__),
+    ),
+    store_targets=(
+        StoreEntry(6, "langchain-sql", "langchain+sql:///{dir}/store.db",
+                   "LangChain: SQLChatMessageHistory on SQLite"),
+        StoreEntry(7, "langchain-file", "langchain+file:///{dir}/histories",
+                   "LangChain: FileChatMessageHistory"),
+        StoreEntry(9, "langchain-postgresql", "langchain+postgresql://{server}?schema=mcl_{run}",
+                   "LangChain: PostgresChatMessageHistory (langchain-postgres)", "postgresql"),
+    ),
+)
+"""LangChain's chat histories: their schemes, extra and compliance targets."""

@@ -100,22 +100,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import (
+from memconform.adapters.libraries import file_path, library_versions, newest, require
+from memconform.adapters.libraries.description import Library, StoreEntry
+from memconform.adapters.libraries.servers import (
+    ensure_schema,
+    postgresql_target,
+    search_path_option,
+)
+from memconform.contract import (
     Capability,
     Provision,
     StoreError,
     UnsupportedValueError,
     damage_index,
 )
-from memconform.adapters.libraries import file_path, library_versions, newest, require
-from memconform.adapters.libraries.servers import (
-    ensure_schema,
-    postgresql_target,
-    search_path_option,
-)
 from memconform.values import Fact, JSONValue, Message, freeze_json
 
 __all__ = [
+    "LIBRARY",
     "POSTGRESQL_SCHEME",
     "SCHEME",
     "LangGraphSQLiteStore",
@@ -287,7 +289,7 @@ class LangGraphStore:
         return [_from_langchain(item) for item in newest(stored, limit)]
 
     def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         in the library's own row that holds the thread's latest messages, the
         serialized class name of the middle message becomes bytes that are not
         UTF-8 (:func:`damaged_blob`)."""
@@ -490,3 +492,25 @@ def _serializer_refusal() -> Iterator[None]:
         if "not msgpack serializable" not in str(exc):
             raise
         raise UnsupportedValueError(f"LangGraph cannot write the batch: {exc}") from exc
+
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=("langgraph==1.2.24", "langgraph-checkpoint==4.3.2", "langgraph-prebuilt==1.1.3",
+          "langgraph-checkpoint-sqlite==3.1.2", "langchain-core==1.8.3",
+          "langgraph-checkpoint-postgres==3.2.0", "psycopg[binary]==3.3.9",
+          "psycopg-pool==3.3.3"),
+    order=2,
+    schemes=(
+        (SCHEME, open_langgraph_sqlite.__name__),
+        (POSTGRESQL_SCHEME, open_langgraph_postgresql.__name__),
+    ),
+    store_targets=(
+        StoreEntry(3, "langgraph-sqlite", "langgraph+sqlite:///{dir}/store.db",
+                   "LangGraph: SqliteSaver checkpoints and SqliteStore"),
+        StoreEntry(10, "langgraph-postgresql", "langgraph+postgresql://{server}?schema=mcg_{run}",
+                   "LangGraph: PostgresSaver checkpoints and PostgresStore", "postgresql"),
+    ),
+)
+"""LangGraph's savers and stores: their schemes, extra and compliance targets."""

@@ -15,7 +15,7 @@ How it depends on the kit
 The adapter implements the kit's ``Runtime`` protocol
 (:class:`memconform.simulator.runtime.Runtime`: ``profiles`` and
 ``execute(script, env)``) and touches nothing but the
-:class:`~memconform.simulator.environment.Environment` the kit hands it: it
+:class:`~memconform.harness.environment.Environment` the kit hands it: it
 imports neither the simulator nor its save policies. Each piece of LangGraph
 is plugged into one piece of the environment:
 
@@ -98,21 +98,24 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from memconform.adapters.libraries import (
+from memconform.adapters.libraries import library_versions, require
+from memconform.adapters.libraries.description import Library, RuntimeEntry
+from memconform.adapters.libraries.framework import (
+    FrameworkRuntime,
     approval_ids,
     argument_names,
-    library_versions,
-    require,
-    run_to_end,
+    suspended_report,
+    unsupported_report,
 )
-from memconform.adapters.libraries import outcome_report as _report
-from memconform.adapters.libraries import run_error as _error_of
-from memconform.adapters.libraries import tell_outcome as _tell
+from memconform.adapters.libraries.framework import outcome_report as _report
+from memconform.adapters.libraries.framework import run_error as _error_of
+from memconform.adapters.libraries.langgraph import LIBRARY as _STORES
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
     "CHECKPOINT_KEY",
     "DURABILITIES",
+    "LIBRARY",
     "MESSAGE_KEY",
     "MODEL_COMPONENT",
     "CheckpointRewriteError",
@@ -133,7 +136,6 @@ CHECKPOINT_KEY = "checkpoint"
 MESSAGE_KEY = "langgraph_message"
 """The metadata key holding the langchain-core message (``message_to_dict``) a stored
 message stands for."""
-PROFILE = "save-policy"
 DURABILITIES = ("async", "sync", "exit")
 """LangGraph's durability modes (``langgraph.types.Durability``); ``async`` is its default."""
 
@@ -205,12 +207,15 @@ def _request(messages: Sequence[Any]) -> JSONValue:
 
 
 class _Run:
-    """Per-execution state shared by the model, the tools and the saver."""
+    """Per-execution state shared by the model, the tools and the saver, and the
+    agent graph the runs go through with its config."""
 
     def __init__(self, env: Any, thread: str, script: Mapping[str, Any]) -> None:
         self.env = env
         self.thread = thread
         self.approvals = approval_ids(script, MODEL_COMPONENT) | _awaited(script)
+        self.graph: Any = None
+        self.config: dict[str, Any] = {}
 
 
 def _awaited(script: Mapping[str, Any]) -> set[str]:
@@ -415,10 +420,11 @@ def _foreign(message: Message, messages_mod: Any) -> Any:
     return messages_mod.AIMessage(content=message.text, id=message.id)
 
 
-class LangGraphRuntime:
+class LangGraphRuntime(FrameworkRuntime[_Run]):
     """``create_react_agent`` with a :class:`KitSaver`, for ``save-policy`` scripts,
     under one durability mode (``None``: LangGraph's default)."""
 
+    framework = "langgraph"
     hooks = frozenset({"tool_error", "approval", "stream"})
     """The optional hooks LangGraph has and the adapter translates (see the module)."""
 
@@ -439,29 +445,13 @@ class LangGraphRuntime:
         self._types = _build_types()
         self.version = library_versions("langgraph", "langgraph-prebuilt", "langchain-core")
 
-    @property
-    def profiles(self) -> frozenset[str]:
-        """Only ``save-policy``: the agent keeps a conversation, nothing else the kit judges."""
-        return frozenset({PROFILE})
-
-    def execute(self, script: Mapping[str, Any], env: Any) -> Mapping[str, JSONValue]:
-        """Run every run of ``script`` through the agent graph; return what its caller saw."""
-        if script.get("profile") != PROFILE:
-            raise ValueError(f"profile: the langgraph runtime runs only {PROFILE!r}")
-        return run_to_end(lambda: self._execute(script, env))
-
-    async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
-        thread = str(script.get("thread", "thread"))
+    async def start(self, script: Mapping[str, Any], env: Any, thread: str) -> _Run:
+        """One agent graph over one :class:`KitSaver` for every run of the script."""
         run = _Run(env, thread, script)
-        graph = self._graph(script, run)
-        config = {"configurable": {"thread_id": thread},
-                  "recursion_limit": 2 * int(script.get("max_rounds", 8)) + 2}
-        runs: list[JSONValue] = []
-        for spec in script.get("runs") or []:
-            told = await self._one_run(graph, script, spec, run, config)
-            runs.append(told)
-            _tell(env, told)
-        return {"thread": thread, "runs": runs}
+        run.graph = self._graph(script, run)
+        run.config = {"configurable": {"thread_id": thread},
+                      "recursion_limit": 2 * int(script.get("max_rounds", 8)) + 2}
+        return run
 
     def _graph(self, script: Mapping[str, Any], run: _Run) -> Any:
         env = run.env
@@ -520,11 +510,11 @@ class LangGraphRuntime:
             args_schema=schema, infer_schema=False,
         )
 
-    async def _one_run(self, graph: Any, script: Mapping[str, Any], spec: Any, run: _Run,
-                       config: dict[str, Any]) -> JSONValue:
+    async def run_one(self, run: _Run, script: Mapping[str, Any], spec: Any) -> JSONValue:
+        """One run (an input, or a resume answering an interrupt) streamed through the graph."""
+        graph, config = run.graph, run.config
         if not isinstance(spec, Mapping):
-            return _report("unsupported", None, None,
-                           {"type": "Unsupported", "message": "a run must be an object"})
+            return unsupported_report("a run must be an object")
         messages_mod = self._types["messages"]
         if isinstance(spec.get("input"), str):
             given: Any = {"messages": [messages_mod.HumanMessage(
@@ -532,9 +522,7 @@ class LangGraphRuntime:
         elif isinstance(spec.get("resume"), Mapping):
             given = self._langgraph_types.Command(resume=dict(spec["resume"]))
         else:
-            return _report("unsupported", None, None,
-                           {"type": "Unsupported",
-                            "message": "the adapter translates runs with an input or a resume"})
+            return unsupported_report("the adapter translates runs with an input or a resume")
         streamed = bool(spec.get("stream", script.get("stream", False)))
         modes = ["values", "updates", *(["messages"] if streamed else [])]
         options: dict[str, Any] = {"stream_mode": modes}
@@ -557,9 +545,9 @@ class LangGraphRuntime:
         except Exception as exc:  # LangGraph's caller sees the run raise
             return _report("failed", None, None, _error_of(exc))
         if pending:
-            return {**_report("suspended", None, None, None), "pending_tool_calls": [
+            return suspended_report([
                 {"id": p.get("call_id"), "name": p.get("tool"), "args": p.get("args")}
-                if isinstance(p, Mapping) else p for p in pending]}
+                if isinstance(p, Mapping) else p for p in pending])
         final = (last or {}).get("messages") or [] if isinstance(last, Mapping) else []
         reply = _text_of(final[-1].content) if final and final[-1].type == "ai" else None
         return _report("completed", None, reply, None)
@@ -583,3 +571,61 @@ def langgraph_sync_runtime() -> LangGraphRuntime:
 def langgraph_exit_runtime() -> LangGraphRuntime:
     """``--runtime langgraph:exit``: checkpoints saved only when the graph exits."""
     return LangGraphRuntime("exit")
+
+
+_LACKS = (
+    ("turns", "the prebuilt agent keeps the thread's messages in checkpoints: no turn "
+              "records, windows or digests"),
+    ("strict-write", "the prebuilt agent has no task writes or digests apart from the "
+                     "checkpointed messages"),
+    ("candidates", "the prebuilt agent extracts no memory candidates (its long-term store "
+                   "is written only by code the caller adds)"),
+    ("persisted-state", "the prebuilt agent keeps no job record and writes no fact. Its graph "
+                        "state is the messages and the step budget, checkpointed as its "
+                        "durability mode says; a record with steps, statuses and values "
+                        "exists only in a graph the caller builds, whose nodes decide what it "
+                        "holds (LangGraph would checkpoint it, let a person edit it with "
+                        "update_state and stop after a node with interrupt_after), so the "
+                        "record rules would judge the adapter's nodes, not LangGraph. Its "
+                        "long-term store (BaseStore) is written only by the caller's code (a "
+                        "node, or a tool given the store through InjectedStore): an item is a "
+                        "JSON value under a namespace and key, replaced by a put on that key, "
+                        "removed by delete, stamped with the store's own created_at and "
+                        "updated_at (wall clock) and, where the store supports a TTL, "
+                        "deleted once it expires; no "
+                        "provenance, recheck date, trust, origin, cap, confirmation gate or "
+                        "instruction check is LangGraph's"),
+)
+_HOOKS = (
+    "The prebuilt agent has no input or output guardrail, no run-end hook and no "
+    "cancellation hook, and sets no retry policy on its model node: the points needing "
+    "them are not run."
+)
+_PACKAGES = ("langgraph", "langgraph-prebuilt", "langgraph-checkpoint",
+                       "langchain-core")
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=_STORES.pins,
+    order=_STORES.order,
+    runtimes=(
+        # LangGraph's prebuilt ReAct agent under its default durability, then each mode by name.
+        ("langgraph", langgraph_runtime.__name__),
+        ("langgraph:async", langgraph_async_runtime.__name__),
+        ("langgraph:sync", langgraph_sync_runtime.__name__),
+        ("langgraph:exit", langgraph_exit_runtime.__name__),
+    ),
+    runtime_targets=(
+        RuntimeEntry("langgraph", "langgraph",
+                     "LangGraph: prebuilt ReAct agent, default durability (async)", _PACKAGES,
+                     "langgraph", _HOOKS, _LACKS),
+        RuntimeEntry("langgraph-sync", "langgraph:sync",
+                     "LangGraph: prebuilt ReAct agent, durability sync", _PACKAGES,
+                     "langgraph", _HOOKS, _LACKS),
+        RuntimeEntry("langgraph-exit", "langgraph:exit",
+                     "LangGraph: prebuilt ReAct agent, durability exit", _PACKAGES,
+                     "langgraph", _HOOKS, _LACKS),
+    ),
+)
+"""The prebuilt agent as a runtime: its names, extra (the stores') and runtime targets."""

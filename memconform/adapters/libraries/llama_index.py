@@ -32,7 +32,7 @@ How each Store method maps onto the library
     ``LIMIT`` on rows ordered oldest first, so it returns the *oldest* N (ST-003)
     and a negative limit, which SQLite reads as no limit, returns everything
     (ST-005). A database error from the library's write is raised as
-    :class:`~memconform.adapters.contract.StoreError` with the error as cause.
+    :class:`~memconform.contract.StoreError` with the error as cause.
 
 Event loops
     The kit runs each call on an event loop of its own choosing, and SQLAlchemy
@@ -43,7 +43,7 @@ Event loops
     kept between calls and nothing stays open to close.
 
 Fault point
-    The kit's row point (:func:`~memconform.adapters.faults.batch_row_pause`) is
+    The kit's row point (:func:`~memconform.harness.faults.batch_row_pause`) is
     called from SQLAlchemy's ``before_cursor_execute`` event, once for each row of
     an ``INSERT`` into the message table, i.e. inside the library's own session
     transaction, just before its statement runs. An injected failure therefore
@@ -81,12 +81,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability, StoreError, damage_index
-from memconform.adapters.faults import batch_row_pause
 from memconform.adapters.libraries import file_path, library_versions, require
+from memconform.adapters.libraries.description import Library, StoreEntry
+from memconform.contract import Capability, StoreError, damage_index
+from memconform.harness.faults import batch_row_pause
 from memconform.values import Message
 
-__all__ = ["SCHEME", "TABLE", "LlamaIndexChatStore", "open_sqlalchemy_chat_store"]
+__all__ = ["LIBRARY", "SCHEME", "TABLE", "LlamaIndexChatStore", "open_sqlalchemy_chat_store"]
 
 SCHEME = "llama-index+sqlite"
 TABLE = "llama_index_memory"
@@ -188,7 +189,7 @@ class LlamaIndexChatStore:
         return [message_from_chat(chat) for chat in chats]
 
     async def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the ``data`` of the thread's middle row becomes text that is not JSON."""
         sql = require("sqlalchemy", _EXTRA)
         await self.chat_store.get_messages(thread_id, limit=0)  # the table exists
@@ -211,3 +212,17 @@ def open_sqlalchemy_chat_store(url: str) -> LlamaIndexChatStore:
     require("llama_index.core.storage.chat_store.sql", _EXTRA)  # before touching the disk
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return LlamaIndexChatStore(path)
+
+
+LIBRARY = Library(
+    module=__name__,
+    extra=_EXTRA,
+    pins=("llama-index-core==0.14.25", "sqlalchemy==2.1.9", "aiosqlite==0.22.1"),
+    order=6,
+    schemes=((SCHEME, open_sqlalchemy_chat_store.__name__),),
+    store_targets=(
+        StoreEntry(8, "llama-index-sqlite", "llama-index+sqlite:///{dir}/store.db",
+                   "LlamaIndex: SQLAlchemyChatStore on SQLite"),
+    ),
+)
+"""LlamaIndex's chat store: its scheme, extra and compliance target."""

@@ -69,7 +69,7 @@ an item whose ``id`` is already in the session or repeated within a batch;
 database refuses the ``LIMIT``, and that refusal is raised as ``ValueError``);
 and text that UTF-8 cannot encode (a lone surrogate)
 is stored escaped inside the JSON and read back exactly, not refused. The
-adapter offers the kit no row point (:func:`memconform.adapters.faults.
+adapter offers the kit no row point (:func:`memconform.harness.faults.
 batch_row_pause`): the rows are written inside the library's own call.
 
 The damage hook (ST-037) writes text that is not JSON into the
@@ -88,18 +88,20 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.contract import Capability, StoreError, damage_index
 from memconform.adapters.libraries import LoopThread, file_path, library_versions, require
+from memconform.adapters.libraries.description import Library, StoreEntry
 from memconform.adapters.libraries.servers import (
     ensure_schema,
     postgresql_target,
     redis_target,
     search_path_option,
 )
+from memconform.contract import Capability, StoreError, damage_index
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
     "EXTRA_KEY",
+    "LIBRARY",
     "POSTGRESQL_SCHEME",
     "REDIS_SCHEME",
     "SQLALCHEMY_SCHEME",
@@ -301,7 +303,7 @@ class AgentsSessionStore:
         return [message_from_item(item) for item in items]
 
     async def damage(self, thread_id: str) -> None:
-        """The optional hook (see :class:`memconform.adapters.contract.DamageHook`):
+        """The optional hook (see :class:`memconform.contract.DamageHook`):
         the thread's middle item gets ``message_data`` that is not JSON."""
         await self._damage(self.session(thread_id))
 
@@ -467,3 +469,30 @@ def open_redis_session(url: str) -> LoopedSessionStore:
         return store, client.aclose
 
     return LoopedSessionStore(make)
+
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=("openai-agents==0.24.0", "sqlalchemy==2.0.44", "aiosqlite==0.22.1",
+          "psycopg[binary]==3.3.9", "redis==8.1.0"),
+    order=1,
+    schemes=(
+        (SQLITE_SCHEME, open_sqlite_session.__name__),
+        (SQLALCHEMY_SCHEME, open_sqlalchemy_session.__name__),
+        (POSTGRESQL_SCHEME, open_postgresql_session.__name__),
+        (REDIS_SCHEME, open_redis_session.__name__),
+    ),
+    store_targets=(
+        StoreEntry(1, "openai-agents-sqlite", "openai-agents+sqlite:///{dir}/store.db",
+                   "OpenAI Agents SDK: SQLiteSession"),
+        StoreEntry(2, "openai-agents-sqlalchemy", "openai-agents+sqlalchemy:///{dir}/store.db",
+                   "OpenAI Agents SDK: SQLAlchemySession on SQLite"),
+        StoreEntry(11, "openai-agents-postgresql",
+                   "openai-agents+postgresql://{server}?schema=mco_{run}",
+                   "OpenAI Agents SDK: SQLAlchemySession on PostgreSQL", "postgresql"),
+        StoreEntry(13, "openai-agents-redis", "openai-agents+redis://{server}?prefix=mco:{run}:",
+                   "OpenAI Agents SDK: RedisSession", "redis"),
+    ),
+)
+"""The Agents SDK's sessions: their schemes, extra and compliance targets."""

@@ -11,7 +11,7 @@ How it depends on the kit
 The adapter implements the kit's ``Runtime`` protocol
 (:class:`memconform.simulator.runtime.Runtime`: ``profiles`` and
 ``execute(script, env)``) and touches nothing but the
-:class:`~memconform.simulator.environment.Environment` the kit hands it, as
+:class:`~memconform.harness.environment.Environment` the kit hands it, as
 any runtime must: it imports neither the simulator nor its save policies.
 Each piece of the SDK is plugged into one piece of the environment:
 
@@ -63,15 +63,22 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memconform.adapters.contract import StoreError
-from memconform.adapters.libraries import argument_names, library_versions, require, run_to_end
-from memconform.adapters.libraries import outcome_report as _report
-from memconform.adapters.libraries import run_error as _error_of
-from memconform.adapters.libraries import tell_outcome as _tell
+from memconform.adapters.libraries import library_versions, require
+from memconform.adapters.libraries.description import Library, RuntimeEntry
+from memconform.adapters.libraries.framework import (
+    FrameworkRuntime,
+    argument_names,
+    unsupported_report,
+)
+from memconform.adapters.libraries.framework import outcome_report as _report
+from memconform.adapters.libraries.framework import run_error as _error_of
+from memconform.adapters.libraries.openai_agents import LIBRARY as _STORES
+from memconform.contract import StoreError
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
     "ITEM_KEY",
+    "LIBRARY",
     "MODEL_COMPONENT",
     "OpenAIAgentsRuntime",
     "item_roles",
@@ -84,7 +91,6 @@ MODEL_COMPONENT = "agent"
 """The fake-model component the agent's model calls (as in the save-policy scripts)."""
 ITEM_KEY = "openai_agents_item"
 """The metadata key holding the SDK item a stored message stands for."""
-PROFILE = "save-policy"
 
 
 def _text_of(content: Any) -> str:
@@ -242,9 +248,10 @@ def _build_sdk_types(agents: Any) -> dict[str, Any]:
     return {"model": KitModel, "session": KitSession}
 
 
-class OpenAIAgentsRuntime:
+class OpenAIAgentsRuntime(FrameworkRuntime[_Run]):
     """The SDK's ``Runner.run`` with a :class:`KitSession`, for ``save-policy`` scripts."""
 
+    framework = "openai-agents"
     hooks = frozenset({"input_guardrail", "output_guardrail", "tool_error"})
     """The optional hooks the SDK has and the adapter translates (see the module)."""
 
@@ -261,26 +268,9 @@ class OpenAIAgentsRuntime:
         self._types = _build_sdk_types(self._agents)
         self.version = library_versions("openai-agents")
 
-    @property
-    def profiles(self) -> frozenset[str]:
-        """Only ``save-policy``: the SDK keeps a conversation, nothing else the kit judges."""
-        return frozenset({PROFILE})
-
-    def execute(self, script: Mapping[str, Any], env: Any) -> Mapping[str, JSONValue]:
-        """Run every run of ``script`` through the SDK's ``Runner``; return what its caller saw."""
-        if script.get("profile") != PROFILE:
-            raise ValueError(f"profile: the openai-agents runtime runs only {PROFILE!r}")
-        return run_to_end(lambda: self._execute(script, env))
-
-    async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
-        thread = str(script.get("thread", "thread"))
-        run = _Run(env, thread)
-        runs: list[JSONValue] = []
-        for spec in script.get("runs") or []:
-            told = await self._one_run(script, spec, run)
-            runs.append(told)
-            _tell(env, told)
-        return {"thread": thread, "runs": runs}
+    async def start(self, script: Mapping[str, Any], env: Any, thread: str) -> _Run:
+        """The runs' shared state; each run builds its agent and session afresh."""
+        return _Run(env, thread)
 
     def _agent(self, script: Mapping[str, Any], run: _Run) -> Any:
         agents = self._agents
@@ -324,12 +314,11 @@ class OpenAIAgentsRuntime:
                 guardrail_function=guard("output_guardrail", str), name="output")],
         )
 
-    async def _one_run(self, script: Mapping[str, Any], spec: Any, run: _Run) -> JSONValue:
+    async def run_one(self, run: _Run, script: Mapping[str, Any], spec: Any) -> JSONValue:
+        """One run through ``Runner.run`` with a fresh agent and :class:`KitSession`."""
         agents = self._agents
         if not isinstance(spec, Mapping) or not isinstance(spec.get("input"), str):
-            return {"outcome": "unsupported", "stage": None, "reply": None,
-                    "error": {"type": "Unsupported",
-                              "message": "the adapter translates only runs with an input"}}
+            return unsupported_report("the adapter translates only runs with an input")
         agent = self._agent(script, run)
         session = self._types["session"](run)
         try:
@@ -374,3 +363,33 @@ def _verdict_text(result: Any) -> JSONValue:
 def openai_agents_runtime() -> OpenAIAgentsRuntime:
     """The factory ``memconform run --runtime openai-agents`` builds."""
     return OpenAIAgentsRuntime()
+
+
+_LACKS = (
+    ("turns", "the SDK keeps a session's items and nothing else: no turn records, windows "
+              "or digests beyond the items themselves"),
+    ("strict-write", "the SDK has no task writes or digests apart from the session items"),
+    ("candidates", "the SDK has no memory candidates to extract, gate or promote"),
+    ("persisted-state", "the SDK keeps no working state or knowledge beside the session "
+                        "(its run state can be serialised by the caller, not stored by it)"),
+)
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=_STORES.pins,
+    order=_STORES.order,
+    runtimes=(("openai-agents", openai_agents_runtime.__name__),),
+    runtime_targets=(
+        RuntimeEntry(
+            "openai-agents", "openai-agents", "OpenAI Agents SDK: Runner with a Session",
+            ("openai-agents", "openai"), "openai_agents",
+            "The SDK has run hooks, streaming (Runner.run_streamed), tool approvals and model "
+            "retry settings, which the adapter does not translate yet: the points needing a "
+            "run-end hook, cancellation, approval, streaming or retries are not run (never "
+            "emulated).",
+            _LACKS,
+        ),
+    ),
+)
+"""The SDK's Runner as a runtime: its name, extra (the stores') and runtime target."""

@@ -15,7 +15,7 @@ How it depends on the kit
 The adapter implements the kit's ``Runtime`` protocol
 (:class:`memconform.simulator.runtime.Runtime`: ``profiles`` and
 ``execute(script, env)``) and touches nothing but the
-:class:`~memconform.simulator.environment.Environment` the kit hands it: it
+:class:`~memconform.harness.environment.Environment` the kit hands it: it
 imports neither the simulator nor its save policies. Each piece of
 pydantic-ai is plugged into one piece of the environment:
 
@@ -97,14 +97,21 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from memconform.adapters.contract import StoreError
-from memconform.adapters.libraries import approval_ids, library_versions, require, run_to_end
-from memconform.adapters.libraries import outcome_report as _report
-from memconform.adapters.libraries import run_error as _error_of
-from memconform.adapters.libraries import tell_outcome as _tell
+from memconform.adapters.libraries import library_versions, require
+from memconform.adapters.libraries.description import Library, RuntimeEntry
+from memconform.adapters.libraries.framework import (
+    FrameworkRuntime,
+    approval_ids,
+    suspended_report,
+    unsupported_report,
+)
+from memconform.adapters.libraries.framework import outcome_report as _report
+from memconform.adapters.libraries.framework import run_error as _error_of
+from memconform.contract import StoreError
 from memconform.values import JSONValue, Message, freeze_json
 
 __all__ = [
+    "LIBRARY",
     "MESSAGE_KEY",
     "MODEL_COMPONENT",
     "RECORD_KEY",
@@ -122,7 +129,6 @@ MESSAGE_KEY = "pydantic_ai_message"
 RECORD_KEY = "pydantic_ai_record"
 """The metadata key, on a batch's last message, holding what the conversation's record
 carries besides its head: ``usage`` and ``deferred_tool_requests`` (JSON dumps)."""
-PROFILE = "save-policy"
 
 
 class ConversationRewriteError(StoreError):
@@ -191,12 +197,15 @@ def _request(messages: Sequence[Any]) -> JSONValue:
 
 
 class _Run:
-    """Per-execution state shared by the model, the tools and the store."""
+    """Per-execution state shared by the model, the tools and the store, and the
+    agent and conversation store the runs go through."""
 
     def __init__(self, env: Any, thread: str, script: Mapping[str, Any]) -> None:
         self.env = env
         self.thread = thread
         self.approvals = approval_ids(script, MODEL_COMPONENT)
+        self.agent: Any = None
+        self.store: Any = None
 
 
 def _build_types() -> dict[str, Any]:
@@ -361,10 +370,11 @@ def _foreign(message: Message, messages_mod: Any) -> Any:
     return messages_mod.ModelRequest(parts=[messages_mod.UserPromptPart(content=message.text)])
 
 
-class PydanticAIRuntime:
+class PydanticAIRuntime(FrameworkRuntime[_Run]):
     """A pydantic-ai ``Agent`` saved through :class:`KitConversationStore` as pydantic-ai
     documents it (load, run, save), for ``save-policy`` scripts."""
 
+    framework = "pydantic-ai"
     hooks = frozenset({"tool_error", "approval", "stream", "run_end", "cancel"})
     """The optional hooks pydantic-ai has and the adapter translates (see the module)."""
 
@@ -378,28 +388,12 @@ class PydanticAIRuntime:
         self._types = _build_types()
         self.version = library_versions("pydantic-ai-slim", "pydantic-graph")
 
-    @property
-    def profiles(self) -> frozenset[str]:
-        """Only ``save-policy``: the agent keeps a conversation, nothing else the kit judges."""
-        return frozenset({PROFILE})
-
-    def execute(self, script: Mapping[str, Any], env: Any) -> Mapping[str, JSONValue]:
-        """Run every run of ``script`` through the agent; return what its caller saw."""
-        if script.get("profile") != PROFILE:
-            raise ValueError(f"profile: the pydantic-ai runtime runs only {PROFILE!r}")
-        return run_to_end(lambda: self._execute(script, env))
-
-    async def _execute(self, script: Mapping[str, Any], env: Any) -> dict[str, JSONValue]:
-        thread = str(script.get("thread", "thread"))
+    async def start(self, script: Mapping[str, Any], env: Any, thread: str) -> _Run:
+        """One agent and one :class:`KitConversationStore` for every run of the script."""
         run = _Run(env, thread, script)
-        agent = self._agent(script, run)
-        store = self._types["store"](run)
-        runs: list[JSONValue] = []
-        for index, spec in enumerate(script.get("runs") or []):
-            told = await self._one_run(agent, store, script, spec, run, index)
-            runs.append(told)
-            _tell(env, told)
-        return {"thread": thread, "runs": runs}
+        run.agent = self._agent(script, run)
+        run.store = self._types["store"](run)
+        return run
 
     def _agent(self, script: Mapping[str, Any], run: _Run) -> Any:
         pai = self._pydantic_ai
@@ -456,27 +450,25 @@ class PydanticAIRuntime:
             takes_ctx=True,
         )
 
-    async def _one_run(self, agent: Any, store: Any, script: Mapping[str, Any], spec: Any,
-                       run: _Run, index: int) -> JSONValue:
+    async def run_one(self, run: _Run, script: Mapping[str, Any], spec: Any) -> JSONValue:
+        """One run (an input, or a resume answering deferred tool calls): the
+        conversation loaded, the agent run on it, the result saved."""
         pai = self._pydantic_ai
+        agent, store = run.agent, run.store
         if not isinstance(spec, Mapping):
-            return _report("unsupported", None, None,
-                           {"type": "Unsupported", "message": "a run must be an object"})
+            return unsupported_report("a run must be an object")
         options: dict[str, Any] = {"run_id": run.env.ids.next("run")}
         if isinstance(spec.get("input"), str):
             options["user_prompt"] = spec["input"]
         elif isinstance(spec.get("resume"), Mapping):
             options["deferred_tool_results"] = self._answers(dict(spec["resume"]), store, run)
         else:
-            return _report("unsupported", None, None,
-                           {"type": "Unsupported",
-                            "message": "the adapter translates runs with an input or a resume"})
+            return unsupported_report("the adapter translates runs with an input or a resume")
         cancel_at = spec.get("cancel_before_model_call")
         if spec.get("stream", script.get("stream", False)):
             if cancel_at is not None:
-                return _report("unsupported", None, None, {
-                    "type": "Unsupported",
-                    "message": "agent.iter, which a cancellation needs, takes no stream handler"})
+                return unsupported_report(
+                    "agent.iter, which a cancellation needs, takes no stream handler")
             options["event_stream_handler"] = _chunks(run, self._types["messages"])
         try:
             conversation = await store.load(run.thread) or pai.Conversation(
@@ -494,10 +486,10 @@ class PydanticAIRuntime:
             return _report("failed", None, None, _error_of(exc))
         output = result.output
         if isinstance(output, pai.DeferredToolRequests):
-            return {**_report("suspended", None, None, None), "pending_tool_calls": [
+            return suspended_report([
                 {"id": call.tool_call_id, "name": call.tool_name,
                  "args": _plain(call.args_as_dict())}
-                for call in [*output.approvals, *output.calls]]}
+                for call in [*output.approvals, *output.calls]])
         return _report("completed", None, str(output), None)
 
     def _answers(self, answer: dict[str, Any], store: Any, run: _Run) -> Any:
@@ -553,3 +545,35 @@ def _chunks(run: _Run, messages_mod: Any) -> Any:
 def pydantic_ai_runtime() -> PydanticAIRuntime:
     """The factory ``memconform run --runtime pydantic-ai`` builds."""
     return PydanticAIRuntime()
+
+
+_LACKS = (
+    ("turns", "pydantic-ai keeps a conversation's messages and nothing else: no turn "
+              "records, windows or digests"),
+    ("strict-write", "pydantic-ai has no task writes or digests apart from the conversation"),
+    ("candidates", "pydantic-ai extracts no memory candidates"),
+    ("persisted-state", "pydantic-ai keeps no working state or knowledge beside the "
+                        "conversation store (its step persistence is a separate package, "
+                        "not installed with the pinned extra)"),
+)
+
+LIBRARY = Library(
+    module=__name__,
+    extra=EXTRA,
+    pins=("pydantic-ai-slim==2.68.0", "pydantic-graph==2.68.0"),
+    order=3,
+    runtimes=(("pydantic-ai", pydantic_ai_runtime.__name__),),
+    runtime_targets=(
+        RuntimeEntry(
+            "pydantic-ai", "pydantic-ai", "pydantic-ai: Agent saved through its ConversationStore",
+            ("pydantic-ai-slim", "pydantic-graph"), "pydantic_ai",
+            "pydantic-ai has no input or output guardrail (an output validator can ask the "
+            "model again or fail the run, not block an answer) and retries no failed model "
+            "request unless a capability asks it to (the agent has none): the points needing "
+            "them are not run.",
+            _LACKS,
+        ),
+    ),
+)
+"""A pydantic-ai Agent as a runtime: its name, extra and runtime target (pydantic-ai
+keeps no store the kit certifies)."""

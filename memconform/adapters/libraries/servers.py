@@ -22,7 +22,7 @@ import re
 import sys
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from memconform.adapters.registry import StoreURLError, redact_url
+from memconform.adapters.urls import StoreURLError, redact_url
 
 __all__ = [
     "drop",

@@ -14,20 +14,20 @@ import pytest
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from memconform.adapters.contract import Capability
-from memconform.adapters.proxy import RecordingStore
-from memconform.fingerprint import declared_hooks
+from memconform.contract import Capability
+from memconform.harness.proxy import RecordingStore
+from memconform.harness.runtime import SAVE_POLICIES, Runtime, declared_hooks, declared_policies
 from memconform.properties.runs import RULES, run_property
-from memconform.properties.settings import SETTINGS
+from memconform.properties.settings import SETTINGS, fixed_draws
+from memconform.properties.shrink import minimise
 from memconform.properties.store_model import (
     SEEN,
     Divergence,
     KeyedModel,
     MessageModel,
-    minimise,
     model_for,
 )
-from memconform.simulator.runtime import SAVE_POLICIES, Runtime, declared_policies
+from memconform.properties.sweep import SECTIONS, sweep
 from memconform.steps.common import note_policies, unsupported
 
 F = TypeVar("F", bound=Callable[..., None])
@@ -35,6 +35,7 @@ F = TypeVar("F", bound=Callable[..., None])
 __all__ = [
     "test_generated_runs_persist_like_the_reference",
     "test_keyed_data_answers_like_the_reference",
+    "test_the_legal_space_answers_like_the_reference",
     "test_transcript_answers_like_the_reference",
 ]
 
@@ -68,7 +69,8 @@ def _run(model: type[Any], store: RecordingStore, request: pytest.FixtureRequest
     thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
     SEEN.clear()
     try:
-        run_state_machine_as_test(model_for(store, model), settings=SETTINGS[thoroughness])
+        with fixed_draws():
+            run_state_machine_as_test(model_for(store, model), settings=SETTINGS[thoroughness])
     except Flaky as flaky:
         if not SEEN:
             raise
@@ -92,6 +94,37 @@ def test_transcript_answers_like_the_reference(
     """Generated appends, windows, commit-flag changes and error records give the
     same answers as the reference memory store."""
     _run(MessageModel, store, request)
+
+
+@pytest.mark.property
+@pytest.mark.parametrize("section", [
+    pytest.param(name, id=name.replace(" ", "-"),
+                 marks=[getattr(pytest.mark, rule) for rule in section.rules])
+    for name, section in SECTIONS.items()
+])
+def test_the_legal_space_answers_like_the_reference(store: RecordingStore, section: str) -> None:
+    """Every value of the contract's value catalogues, in the field it belongs to,
+    and every step of its count ladders (``memconform/properties/legal_space.py``),
+    in one deterministic pass per section, give the answers of the reference
+    memory store."""
+    needed = SECTIONS[section].needs
+    if needed is not None and needed.value not in store.capabilities:
+        unsupported(f"the store does not declare {needed.value}")
+    try:
+        sweep(store, [section])
+    except Divergence as found:
+        if len(found.steps) > _MINIMISED:
+            raise
+        smaller = minimise(store, found)
+        if smaller is found:
+            raise
+        raise smaller from found
+
+
+_MINIMISED = 60
+"""A sweep divergence after at most this many operations is minimised (each
+pass replays every operation once, within the replay budget of
+:mod:`memconform.properties.shrink`); a longer one is exported as it came."""
 
 
 @_tagged(_KEYED)

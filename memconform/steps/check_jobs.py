@@ -1,13 +1,14 @@
 """The jobs a fresh process does for the multi-process checks of
-:mod:`memconform.adapters.contract_checks`.
+:mod:`memconform.steps.contract_checks`.
 
-``python -m memconform.adapters.check_jobs JOB`` (started through
-:func:`memconform.adapters.fresh_process.python_command`) opens the store
+``python -m memconform.steps.check_jobs JOB`` (started through
+:func:`memconform.harness.fresh_process.python_command`) opens the store
 named by ``JOB["url"]`` (applying ``JOB["mutant"]`` where given), does one job
 and reports on stdout, one JSON object a line:
 
-- ``write-durable``: appends the given batches (and writes state and a fact
-  where declared), reports ``{"acked": …}``; with ``"wait_for_kill"`` it then
+- ``write-durable``: appends the given batches (then clears the first
+  message's committed flag, and writes state and a fact, where declared),
+  reports ``{"acked": …}``; with ``"wait_for_kill"`` it then
   blocks on stdin without closing anything, so the parent kills it outright;
 - ``read`` / ``read-durable``: reports what the store holds;
 - ``writer``: appends numbered batches to a shared thread and to a thread of
@@ -22,6 +23,21 @@ and reports on stdout, one JSON object a line:
   ``steps`` reads or until it shows ``total`` messages, reporting each read
   that differs from the one before (``{"seen": [ids]}``, the first always),
   and ``{"reads": n}`` at the end;
+- ``racer``: reports ``{"ready": true}``, waits for one byte on stdin, appends
+  the batch of ``ids`` to ``thread`` (a ``DuplicateIdError`` is a lost race, not
+  an error), then increments the state key ``counter`` of the scope ``thread``
+  ``increments`` times by compare-and-set, reading again after each
+  ``ConflictError``; reports ``{"raced": true, "appended": …, "increments": n}``;
+- ``read-state``: reports ``{"state": {"value", "version"}}`` of ``key`` in
+  ``scope`` (``null`` when absent);
+- ``scribe``: makes ready what its writes need (for ``commit``, its messages
+  appended uncommitted), reports ``{"ready": true}``, waits for one byte on stdin
+  (or its end), then makes ``count`` writes of the kind ``write`` to ``thread``
+  (also the scope), each naming one of its names ``w<writer>-<n>``, and
+  reports ``{"wrote": [names]}`` in the order acknowledged (see :data:`WRITES`);
+- ``read-written``: reports ``{"held": [names]}``, the names of the writes of
+  the kind ``write`` that ``thread`` holds, in the order the store gives them
+  (for ``key``, those of ``names`` whose key reads back with its own name);
 - ``poll``: reports whether the ``probe`` thread another process wrote is
   visible (``{"visible": …}``; it stops there if not), times one large append
   of its own (``{"span": seconds}``), then reads, again and again, the thread
@@ -48,8 +64,8 @@ __all__: list[str] = []
 
 
 def _open(job: Mapping[str, Any]) -> Any:
-    from memconform.adapters.proxy import RecordingStore
     from memconform.adapters.registry import open_store
+    from memconform.harness.proxy import RecordingStore
 
     store = open_store(job["url"])
     if job.get("mutant"):
@@ -70,7 +86,7 @@ def _call(method: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except Exception as exc:
-        from memconform.adapters.contract import StoreError
+        from memconform.contract import StoreError
 
         _emit({
             "method": method,
@@ -85,11 +101,16 @@ def _write_durable(store: Any, job: Mapping[str, Any]) -> None:
 
     thread, caps = job["thread"], set(job["capabilities"])
     acked: dict[str, Any] = {}
-    for batch in job["batches"]:
+    written = [list(batch) for batch in job["batches"]]
+    for batch in written:
         _call("append", store.append, thread, [Message.from_json(m) for m in batch])
-    acked["messages"] = [m for batch in job["batches"] for m in batch if m["committed"]]
+    if "commit-flags" in caps:  # a flag change must survive the kill as well
+        first = written[0][0]
+        _call("set_committed", store.set_committed, thread, [first["id"]], False)
+        written[0][0] = {**first, "committed": False}
+    acked["messages"] = [m for batch in written for m in batch if m["committed"]]
     if "commit-flags" in caps:
-        acked["all messages"] = [m for batch in job["batches"] for m in batch]
+        acked["all messages"] = [m for batch in written for m in batch]
     if "state" in caps:
         scope = f"{thread}-job"
         _call("write_state", store.write_state, scope, "plan", {"step": 1}, None)
@@ -241,7 +262,145 @@ def _poll(store: Any, job: Mapping[str, Any]) -> None:
     _emit({"reads": reads})
 
 
+def _racer(store: Any, job: Mapping[str, Any]) -> None:
+    from memconform.contract import ConflictError, DuplicateIdError
+    from memconform.values import Message
+
+    w, thread = job["writer"], job["thread"]
+    batch = [Message(id=i, role="user", text=f"{i} from writer {w}") for i in job["ids"]]
+    _emit({"ready": True})
+    os.read(sys.stdin.fileno(), 1)  # the parent releases every racer at once
+    try:
+        _call_refusing("append", store.append, (DuplicateIdError,), thread, batch)
+        appended = True
+    except DuplicateIdError:
+        appended = False
+    done = 0
+    for _ in range(int(job["increments"])):
+        for _attempt in range(10_000):
+            entry = _call("read_state", store.read_state, thread, "counter")
+            value = 0 if entry is None else entry.value
+            version = None if entry is None else entry.version
+            try:
+                _call_refusing("write_state", store.write_state, (ConflictError,),
+                               thread, "counter", value + 1, version)
+            except ConflictError:
+                continue
+            done += 1
+            break
+    _emit({"raced": True, "appended": appended, "increments": done})
+
+
+def _call_refusing(method: str, fn: Any, allowed: tuple[type[BaseException], ...],
+                   *args: Any) -> Any:
+    """:func:`_call`, letting the ``allowed`` refusals through to the caller."""
+    try:
+        return fn(*args)
+    except allowed:
+        raise
+    except Exception:
+        return _call(method, _raise_again, sys.exc_info()[1])
+
+
+def _raise_again(exc: BaseException) -> None:
+    raise exc
+
+
+def _read_state(store: Any, job: Mapping[str, Any]) -> None:
+    entry = _call("read_state", store.read_state, job["scope"], job["key"])
+    _emit({"state": None if entry is None else {"value": entry.value, "version": entry.version}})
+
+
+def _names(job: Mapping[str, Any]) -> list[str]:
+    return [f"w{job['writer']}-{n:03d}" for n in range(int(job["count"]))]
+
+
+def _write_message(store: Any, thread: str, name: str) -> None:
+    from memconform.values import Message
+
+    _call("append", store.append, thread, [Message(id=name, role="user", text=name)])
+
+
+def _write_commit(store: Any, thread: str, name: str) -> None:
+    _call("set_committed", store.set_committed, thread, [name], True)
+
+
+def _write_error(store: Any, thread: str, name: str) -> None:
+    from memconform.values import ErrorRecord
+
+    record = ErrorRecord(run_id=name, error={"type": "TimeoutError", "message": name})
+    _call("record_error", store.record_error, thread, record)
+
+
+def _write_record(store: Any, thread: str, name: str) -> None:
+    from memconform.values import TurnRecord
+
+    _call("append_record", store.append_record,
+          TurnRecord(turn_id=name, thread_id=thread, outcome="completed"))
+
+
+def _write_key(store: Any, thread: str, name: str) -> None:
+    _call("write_state", store.write_state, thread, name, name, None)
+
+
+def _write_fact(store: Any, thread: str, name: str) -> None:
+    from memconform.values import Fact
+
+    fact = Fact(subject=name, statement=name, writer=name.partition("-")[0], source="scribe",
+                evidence="one of several processes", written_at="2026-01-01T00:00:00Z")
+    _call("put_fact", store.put_fact, thread, fact)
+
+
+WRITES = {
+    "message": _write_message,
+    "commit": _write_commit,
+    "error": _write_error,
+    "record": _write_record,
+    "key": _write_key,
+    "fact": _write_fact,
+}
+"""The writes a ``scribe`` makes, each naming one thing by its name: a message
+appended alone, an uncommitted message of its own committed, an error record
+(its ``run_id``), a turn record (its ``turn_id``), a new state key, a fact (its
+subject)."""
+
+
+def _scribe(store: Any, job: Mapping[str, Any]) -> None:
+    from memconform.values import Message
+
+    thread, write, names = job["thread"], job["write"], _names(job)
+    if write == "commit":
+        _call("append", store.append, thread,
+              [Message(id=n, role="user", text=n, committed=False) for n in names])
+    _emit({"ready": True})
+    os.read(sys.stdin.fileno(), 1)  # released with the others (or at once, stdin closed)
+    for name in names:
+        WRITES[write](store, thread, name)
+    _emit({"wrote": names})
+
+
+def _read_written(store: Any, job: Mapping[str, Any]) -> None:
+    thread, write = job["thread"], job["write"]
+    held: list[str]
+    if write in ("message", "commit"):
+        held = [m.id for m in _call("messages", store.messages, thread)]
+    elif write == "error":
+        held = [r.run_id for r in _call("errors", store.errors, thread)]
+    elif write == "record":
+        held = [r.turn_id for r in _call("records", store.records, thread)]
+    elif write == "fact":
+        held = [f.subject for f in _call("facts", store.facts, thread)]
+    else:
+        entries = [(n, _call("read_state", store.read_state, thread, n)) for n in job["names"]]
+        held = [n for n, entry in entries if entry is not None and entry.value == n]
+    _emit({"held": held})
+
+
 _JOBS = {
+    "scribe": _scribe,
+    "read-written": _read_written,
+    "racer": _racer,
+    "read-state": _read_state,
     "write-durable": _write_durable,
     "read-durable": _read_durable,
     "read": _read,

@@ -5,7 +5,8 @@ Two kinds of tool live here.
 
 *Wrappers* (:class:`FailNthAppend`, :class:`RefusingStore`,
 :class:`DelayingStore`, :class:`HangingStore`) sit around any store object and change how its calls
-behave; everything they do not change is delegated unchanged.
+behave; everything they do not change is delegated unchanged (they are
+:class:`~memconform.harness.wrapper.StoreWrapper` subclasses).
 
 The *row point* (:func:`batch_row_pause`) is a call a store adapter makes
 just before it writes each message row of a batch, inside its transaction.
@@ -35,7 +36,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from memconform.adapters.contract import StoreError
+from memconform.contract import StoreError
+from memconform.harness.wrapper import StoreWrapper
 from memconform.values import Message
 
 __all__ = [
@@ -155,22 +157,7 @@ def batch_row_pause() -> None:
 # -- wrappers ----------------------------------------------------------------------------
 
 
-class _Wrapper:
-    """Delegates every attribute it does not define to the wrapped store."""
-
-    def __init__(self, store: object) -> None:
-        self.inner = store
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    @property
-    def capabilities(self) -> Any:
-        """The wrapped store's declaration, unchanged."""
-        return self.inner.capabilities  # type: ignore[attr-defined]
-
-
-class FailNthAppend(_Wrapper):
+class FailNthAppend(StoreWrapper):
     """The ``n``-th call of ``append`` (1-based) fails; other calls pass through.
 
     ``where="before"`` raises :class:`InjectedFault` without calling the store
@@ -194,7 +181,7 @@ class FailNthAppend(_Wrapper):
     def append(self, thread_id: str, batch: Sequence[Message]) -> Any:
         """Fail on the ``n``-th call, delegate otherwise."""
         self.calls += 1
-        append: Callable[..., Any] = self.inner.append  # type: ignore[attr-defined]
+        append: Callable[..., Any] = self.inner.append
         if self.calls != self.n:
             return append(thread_id, batch)
         if self.where == "before":
@@ -206,13 +193,13 @@ class FailNthAppend(_Wrapper):
             self.missed = not disarm_row_fault()
 
 
-class RefusingStore(_Wrapper):
+class RefusingStore(StoreWrapper):
     """The store the kit hands a runtime when a scenario needs a store refusal.
 
     The ``append`` calls numbered in ``appends`` (1-based, counted over every
     thread) and every call of the methods named in ``methods`` (for example
     ``record_error``, ``set_committed``, ``write_state``) raise
-    :class:`~memconform.adapters.contract.StoreError` (the contract's own
+    :class:`~memconform.contract.StoreError` (the contract's own
     refusal, as a real store raises it) before reaching the store, so nothing
     of them is stored. Nothing in the script tells the runtime.
     """
@@ -230,7 +217,7 @@ class RefusingStore(_Wrapper):
         self.append_calls += 1
         if self.append_calls in self.appends:
             raise StoreError(f"the store refused append call {self.append_calls}")
-        return self.inner.append(thread_id, batch)  # type: ignore[attr-defined]
+        return self.inner.append(thread_id, batch)
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.inner, name)
@@ -243,7 +230,7 @@ class RefusingStore(_Wrapper):
         return refused
 
 
-class DelayingStore(_Wrapper):
+class DelayingStore(StoreWrapper):
     """Calls of the named ``methods`` wait for ``gate`` before reaching the store.
 
     The gate is a :class:`threading.Event` the test sets when it wants the

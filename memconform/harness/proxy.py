@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from memconform.adapters.contract import CAPABILITY_METHODS, Capability, provisions_of
+from memconform.contract import CAPABILITY_METHODS, Capability, provisions_of
 from memconform.timeline import Timeline
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
@@ -113,6 +113,10 @@ class HangGuard:
             raise ValueError("limit must be 0 (never stop) or more")
         self.limit = limit
         self.stopped: str | None = None
+        self.declared: dict[int, frozenset[str]] = {}
+        """The capabilities each store (by identity) declared when first read: a
+        store's declaration is read once a session, so it still says which rules
+        are claimed after the guard has stopped calling the store."""
         self._in_a_row: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -273,6 +277,15 @@ class RecordingStore:
     # -- plumbing -----------------------------------------------------------------
 
     def _read_capabilities(self) -> frozenset[str]:
+        known = None if self.hangs is None else self.hangs.declared.get(id(self.inner))
+        if known is not None:
+            return known
+        names = self._declared_capabilities()
+        if self.hangs is not None:
+            self.hangs.declared[id(self.inner)] = names
+        return names
+
+    def _declared_capabilities(self) -> frozenset[str]:
         def read() -> Any:
             declared = getattr(self.inner, "capabilities", _MISSING)
             return declared() if callable(declared) else declared
@@ -308,7 +321,7 @@ class RecordingStore:
 
     def _read_provides(self) -> frozenset[str]:
         """What the adapter supplies itself (``provides``; see
-        :class:`~memconform.adapters.contract.Provision`); an unknown name is the
+        :class:`~memconform.contract.Provision`); an unknown name is the
         adapter's error."""
         try:
             return frozenset(p.value for p in provisions_of(self.inner))
@@ -413,7 +426,7 @@ class RecordingStore:
     @property
     def can_damage(self) -> bool:
         """Whether the store has the optional ``damage`` hook (see
-        :class:`~memconform.adapters.contract.DamageHook`)."""
+        :class:`~memconform.contract.DamageHook`)."""
         return callable(getattr(self.inner, "damage", None))
 
     def damage(self, thread_id: str) -> None:

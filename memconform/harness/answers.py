@@ -28,10 +28,13 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-from memconform.adapters.proxy import AdapterContractError, AdapterTimeoutError, abandon
+from memconform.harness.proxy import AdapterContractError, AdapterTimeoutError, abandon
 from memconform.resources import spec_dir
 
-__all__ = ["call_execute", "check_observation", "limit_execute"]
+__all__ = [
+    "call_execute", "check_observation", "execute_hung", "execute_limit", "limit_execute",
+    "note_execute_hung",
+]
 
 
 class _ExecuteLimit:
@@ -50,6 +53,23 @@ def limit_execute(seconds: float | None) -> None:
     hang. The plugin sets it from the store-call timeout."""
     _LIMIT.seconds = seconds
     _LIMIT.hung = None
+
+
+def execute_limit() -> float | None:
+    """The bound set by :func:`limit_execute` (``None``: none)."""
+    return _LIMIT.seconds
+
+
+def execute_hung() -> str | None:
+    """Why the kit calls no runtime any more (an ``execute`` hung), or ``None``."""
+    return _LIMIT.hung
+
+
+def note_execute_hung(reason: str) -> None:
+    """Record that an ``execute`` hung elsewhere (in a child process): every
+    later bounded call, here or in a child, is refused at once."""
+    if _LIMIT.hung is None:
+        _LIMIT.hung = reason
 
 
 def call_execute(runtime: Any, script: Mapping[str, Any], env: Any, *, bounded: bool) -> Any:

@@ -1,6 +1,6 @@
 """The fresh-process entry point of the resume test (document 004, PS-009, PS-031).
 
-``python -m memconform.simulator.job_resume --store URL --namespace NS --job ID``
+``python -m memconform.steps.job_resume --store URL --namespace NS --job ID``
 opens the store named by ``URL`` and resumes job ``ID`` from its record alone,
 as a process on another machine would: it is given no transcript and no
 script of the job, only the store. ``--world FILE`` names a JSON file with the
@@ -35,12 +35,12 @@ before the kill point writes its observation as usual, with
 
 ``--lifetime N`` (N > 1: the script is the part of a ``turns`` script after
 its (N-1)-th restart) makes the kit's id source of this process give ids of
-its own (:class:`~memconform.simulator.environment.IdSource`).
+its own (:class:`~memconform.harness.environment.IdSource`).
 
 ``--runtime RUNTIME`` resumes with another runtime (default: the
-simulator): ``module:factory``, a name of
-:data:`~memconform.adapters.registry.BUILTIN_RUNTIMES` (a framework adapter)
-or a variant of the simulator (``anvia-main``); ``--mutant NAME`` applies a
+simulator): any name :func:`~memconform.runtime_names.runtime_target`
+resolves (``module:factory``, a framework adapter's name, ``simulator`` or a
+variant of it such as ``anvia-main``); ``--mutant NAME`` applies a
 mutant of the kit (a store mutant wraps the opened store, a runtime mutant
 replaces the runtime).
 
@@ -60,12 +60,12 @@ from pathlib import Path
 from typing import Any
 
 from memconform import measurement
-from memconform.adapters.answers import limit_execute
-from memconform.adapters.proxy import AdapterContractError, RecordingStore
-from memconform.adapters.registry import StoreURLError, open_store, resolve_runtime
-from memconform.simulator.environment import Environment, IdSource, ScriptError
-from memconform.simulator.runtime import SCRIPT_SCHEMA, Runtime, Simulator, observe
-from memconform.simulator.save_policy_script import VARIANTS
+from memconform.adapters.registry import StoreURLError, open_store
+from memconform.harness.answers import limit_execute
+from memconform.harness.environment import Environment, IdSource, ScriptError
+from memconform.harness.proxy import AdapterContractError, RecordingStore
+from memconform.harness.runtime import SCRIPT_SCHEMA, Runtime, observe
+from memconform.simulator.runtime import Simulator
 from memconform.values import JSONValue
 
 __all__ = ["WORLD_KEYS", "WRITE_METHODS", "KillPoint", "build_resume_script", "main"]
@@ -168,10 +168,14 @@ def _runtime(target: str | None, mutant_name: str | None) -> Runtime:
         if mutant.kind == "runtime":
             built: Runtime = mutant.build()  # type: ignore[assignment]
             return built
-    if target in VARIANTS:
-        return Simulator(target)
     if target:
-        module_name, _, attr = resolve_runtime(target).partition(":")
+        # Imported here, not with the module: the steps import this module in every
+        # pytest process, and resolving names imports the library adapters, which
+        # changed what the derandomized generated checks draw (four store mutants
+        # went unfound).
+        from memconform.runtime_names import runtime_target
+
+        module_name, _, attr = runtime_target(target).partition(":")
         factory: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             factory = getattr(factory, part)
@@ -208,7 +212,7 @@ def _env_ready(proxy: RecordingStore, lifetime: int) -> Any:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m memconform.simulator.job_resume",
+        prog="python -m memconform.steps.job_resume",
         description="Resume a job from its persisted record in a fresh process.",
     )
     parser.add_argument("--store", required=True, help="the store URL")
@@ -226,6 +230,10 @@ def _parser() -> argparse.ArgumentParser:
         help="module:factory, a framework name or a simulator variant (default: simulator)",
     )
     parser.add_argument("--mutant", help="a mutant of the kit to apply")
+    parser.add_argument(
+        "--execute-limit", type=float, default=CHILD_EXECUTE_LIMIT,
+        help="seconds the runtime's execute may take (the parent's bound)",
+    )
     parser.add_argument("--show-state", nargs=2, metavar=("SCOPE", "KEY"))
     parser.add_argument("--show-facts", metavar="SCOPE")
     parser.add_argument("--show-messages", metavar="THREAD", action="append")
@@ -295,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             answer: dict[str, JSONValue] = _show(proxy, args)
         else:
             runtime = _runtime(args.runtime, args.mutant)
-            limit_execute(CHILD_EXECUTE_LIMIT)
+            limit_execute(min(args.execute_limit, CHILD_EXECUTE_LIMIT))
             if script is None:
                 script = build_resume_script(str(args.namespace), str(args.job), world)
             answer = observe(runtime, script, proxy, _env_ready(proxy, args.lifetime))

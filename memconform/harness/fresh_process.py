@@ -10,7 +10,7 @@ parent:
   importable there too;
 - an environment holding only ``PATH`` and, where the caller names one,
   ``TMPDIR``; the caller may add the kit's own control variables (the
-  cross-process pause of :mod:`memconform.adapters.faults`).
+  cross-process pause of :mod:`memconform.harness.faults`).
 
 :func:`python_command` builds the command line: the interpreter in isolated
 mode (``-I``: no ``PYTHON*`` variables, no user site folder, no script folder

@@ -1,0 +1,5 @@
+"""``python -m memconform.cli``: the ``memconform`` command."""
+
+from memconform.cli import main
+
+raise SystemExit(main())
