@@ -93,8 +93,18 @@ def _parse_pause(text: str | None) -> tuple[int, int, int] | None:
         ) from None
 
 
-_PAUSE = _parse_pause(os.environ.get(PAUSE_ENV))
 _PAUSE_ROWS = [0]  # rows this process has passed through the row point (when a pause is armed)
+_PAUSE_READ: list[tuple[str | None, tuple[int, int, int] | None]] = []
+
+
+def _pause() -> tuple[int, int, int] | None:
+    """The pause :data:`PAUSE_ENV` arms in this process, read when first needed
+    (not at import: a child forked from a process that imported this module
+    before its environment was set must see its own value)."""
+    text = os.environ.get(PAUSE_ENV)
+    if not _PAUSE_READ or _PAUSE_READ[0][0] != text:
+        _PAUSE_READ[:] = [(text, _parse_pause(text))]
+    return _PAUSE_READ[0][1]
 
 
 def pause_env_value(row: int, reached_fd: int, hold_fd: int) -> str:
@@ -145,8 +155,9 @@ def batch_row_pause() -> None:
                     _FAULT.at = None
                     _FAULT.fired = True
                     raise InjectedFault(f"fault injected before row {row} of the batch")
-    if _PAUSE is not None:
-        row, reached, hold = _PAUSE
+    pause = _pause()
+    if pause is not None:
+        row, reached, hold = pause
         current = _PAUSE_ROWS[0]
         _PAUSE_ROWS[0] += 1
         if current == row:

@@ -38,7 +38,7 @@ from typing import Any
 
 from memconform import measurement
 from memconform.harness.answers import execute_hung, execute_limit, note_execute_hung
-from memconform.harness.fresh_process import fresh_environment, python_command
+from memconform.harness.fresh_process import Process, fresh_environment, run, start
 from memconform.harness.proxy import TIMED_OUT, AdapterContractError, AdapterTimeoutError
 from memconform.steps.common import Mismatch
 
@@ -48,6 +48,20 @@ CHILD_TIMEOUT = 120.0
 """Seconds a child run may take before the kit gives up on it."""
 
 ENTRY = "memconform.steps.job_resume"
+
+PRELOAD = (
+    "sqlite3",
+    "memconform.adapters.registry",
+    "memconform.harness.answers",
+    "memconform.harness.environment",
+    "memconform.harness.proxy",
+    "memconform.harness.runtime",
+    "memconform.measurement",
+    "memconform.mutants",
+    "memconform.simulator.runtime",
+    "memconform.values",
+)
+"""The kit's modules the entry point imports, which its fork server imports once."""
 
 
 def runtime_options(mutant: str | None, runtime: str | None) -> list[str]:
@@ -113,14 +127,14 @@ def run_fresh(
     fresh process on ``store_url`` and return the JSON object it printed."""
     with tempfile.TemporaryDirectory(prefix="memconform-fresh-") as folder:
         root, workdir, tmp = _folders(folder)
-        command = python_command(
-            ENTRY, "--store", store_url, *args, *_files(root, script, world),
+        arguments = [
+            "--store", store_url, *args, *_files(root, script, world),
             *measurement.child_options(), *options, *_bounded_runtime(options),
-        )
+        ]
         try:
-            proc = subprocess.run(
-                command, cwd=workdir, env=fresh_environment(tmp), capture_output=True,
-                text=True, timeout=CHILD_TIMEOUT, check=False,
+            proc = run(
+                ENTRY, *arguments, cwd=workdir, env=fresh_environment(tmp),
+                timeout=CHILD_TIMEOUT, preload=PRELOAD,
             )
         except subprocess.TimeoutExpired:
             measurement.note_killed("the fresh process (hung)")
@@ -153,13 +167,13 @@ def run_killed(
     ended before the point, the child's observation (without ``killed_after``)."""
     with tempfile.TemporaryDirectory(prefix="memconform-kill-") as folder:
         root, workdir, tmp = _folders(folder)
-        command = python_command(
-            ENTRY, "--store", store_url, *_files(root, script, None), *kill,
+        arguments = [
+            "--store", store_url, *_files(root, script, None), *kill,
             *measurement.child_options(), *options, *_bounded_runtime(options),
-        )
-        with subprocess.Popen(
-            command, cwd=workdir, env=fresh_environment(tmp), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ]
+        with start(
+            ENTRY, *arguments, cwd=workdir, env=fresh_environment(tmp),
+            stdin=subprocess.PIPE, preload=PRELOAD,
         ) as proc:
             try:
                 out, err = _until_killed(proc)
@@ -180,7 +194,7 @@ def run_killed(
     return out
 
 
-def _until_killed(proc: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
+def _until_killed(proc: Process) -> tuple[dict[str, Any], str]:
     """Read the child's lines until its kill report (then SIGKILL it) or its end;
     a child still running after :data:`CHILD_TIMEOUT` (a hung runtime or store
     that prints nothing) is killed, so reading never waits for ever."""
@@ -209,7 +223,7 @@ def _until_killed(proc: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
 
 
 def _read_until_killed(
-    proc: subprocess.Popen[str], found: dict[str, Any]
+    proc: Process, found: dict[str, Any]
 ) -> tuple[dict[str, Any], str]:
     assert proc.stdout is not None
     assert proc.stderr is not None

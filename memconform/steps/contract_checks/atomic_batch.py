@@ -12,11 +12,11 @@ written; too few such kills make the result inconclusive.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memconform.harness.fresh_process import Process
 from memconform.steps.contract_checks.children import (
     child_job,
     finish,
@@ -236,7 +236,7 @@ def _partials(line: Mapping[str, Any], big: int) -> list[str]:
     return []
 
 
-def _watch(reader: subprocess.Popen[str], name: str, big: int, timeout: float) -> list[str]:
+def _watch(reader: Process, name: str, big: int, timeout: float) -> list[str]:
     """Tell the reader to poll ``name``; return what it found wrong with the
     thread it polled before (read after that thread's writer was killed)."""
     assert reader.stdin is not None

@@ -22,7 +22,7 @@ from typing import Any
 
 from memconform import measurement
 from memconform.harness.faults import PAUSE_ENV, pause_env_value
-from memconform.harness.fresh_process import fresh_environment, python_command
+from memconform.harness.fresh_process import Process, fresh_environment, start
 from memconform.steps.contract_checks.result import ChildError
 
 __all__ = [
@@ -45,6 +45,16 @@ __all__ = [
 ]
 
 
+PRELOAD = (
+    "sqlite3",
+    "memconform.adapters.registry",
+    "memconform.contract",
+    "memconform.harness.proxy",
+    "memconform.mutants",
+    "memconform.values",
+)
+"""The kit's modules a check child imports, which its fork server imports once."""
+
 GRACE = 1.0
 """Seconds the held-writer phase lets the second writer run before releasing the
 first (a correct store may keep it waiting on a lock; that is fine)."""
@@ -56,24 +66,20 @@ def spawn(
     extra_env: Mapping[str, str] | None = None,
     pass_fds: Sequence[int] = (),
     stdin: bool = False,
-) -> subprocess.Popen[str]:
+) -> Process:
     """A fresh process doing ``job`` (:mod:`memconform.steps.check_jobs`);
     ``stdin``: give it a pipe to read from (else it reads nothing)."""
     measuring = measurement.child_argument()
     if measuring is not None:
         job = {**job, "coverage": measuring}
-    return subprocess.Popen(
-        python_command("memconform.steps.check_jobs", json.dumps(job)),
+    return start(
+        "memconform.steps.check_jobs", json.dumps(job),
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=fresh_environment(extra=extra_env),
-        pass_fds=tuple(pass_fds),
+        env=fresh_environment(extra=extra_env), pass_fds=pass_fds, preload=PRELOAD,
     )
 
 
-def read_line(proc: subprocess.Popen[str], timeout: float) -> dict[str, Any] | None:
+def read_line(proc: Process, timeout: float) -> dict[str, Any] | None:
     """The child's next JSON line, read straight from its descriptor (nothing is
     buffered, so :func:`finish` later sees the rest), waiting at most
     ``timeout`` seconds; ``None`` at the end of its output or on timeout."""
@@ -124,7 +130,7 @@ def raise_reported(line: Mapping[str, Any], what: str) -> None:
         )
 
 
-def release(proc: subprocess.Popen[str]) -> None:
+def release(proc: Process) -> None:
     """Write the one byte a waiting child reads (a child that has already ended
     is fine); :func:`finish` closes its stdin later."""
     assert proc.stdin is not None
@@ -133,7 +139,7 @@ def release(proc: subprocess.Popen[str]) -> None:
         proc.stdin.flush()
 
 
-def finish(proc: subprocess.Popen[str], timeout: float, what: str) -> list[dict[str, Any]]:
+def finish(proc: Process, timeout: float, what: str) -> list[dict[str, Any]]:
     """Wait for a child and parse its remaining JSON lines; raise
     :class:`ChildError` when it hung, reported a store error or crashed."""
     try:
@@ -153,7 +159,7 @@ def finish(proc: subprocess.Popen[str], timeout: float, what: str) -> list[dict[
     return lines
 
 
-def kill(proc: subprocess.Popen[str], what: str = "a writer killed on purpose") -> None:
+def kill(proc: Process, what: str = "a writer killed on purpose") -> None:
     """SIGKILL ``proc`` (already ended: nothing to do) and reap it."""
     if proc.poll() is None:
         measurement.note_killed(what)
@@ -225,7 +231,7 @@ def child_job(
     return {"kind": kind, "url": url, "mutant": mutant, "timeout": timeout, **fields}
 
 
-def spawn_paused(job: Mapping[str, Any], row: int) -> tuple[subprocess.Popen[str], int, int]:
+def spawn_paused(job: Mapping[str, Any], row: int) -> tuple[Process, int, int]:
     """``job``'s child with the kit's pause armed before the ``row``-th row it
     writes (0: the first): the child, the descriptor it writes ``reached`` to
     when it stops there (:func:`wait_reached`), and the one that lets it go
@@ -251,7 +257,7 @@ def let_go(reached: int, hold: int) -> None:
     os.close(reached)
 
 
-def await_ready(proc: subprocess.Popen[str], what: str, timeout: float) -> None:
+def await_ready(proc: Process, what: str, timeout: float) -> None:
     """Wait for a child's ``{"ready": true}``."""
     line = read_line(proc, timeout * 4)
     if line is None or not line.get("ready"):

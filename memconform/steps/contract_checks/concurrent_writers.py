@@ -11,6 +11,7 @@ import contextlib
 import subprocess
 from collections.abc import Mapping
 
+from memconform.harness.fresh_process import Process
 from memconform.steps.contract_checks.children import (
     GRACE,
     child_job,
@@ -112,7 +113,7 @@ def _held_phase(
     held, reached_r, hold_w = spawn_paused(
         child_job("writer", url, mutant, timeout, writer=0, **job), 1
     )
-    other: subprocess.Popen[str] | None = None
+    other: Process | None = None
     try:
         if wait_reached(reached_r, timeout):
             notes.append(

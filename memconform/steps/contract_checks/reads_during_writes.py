@@ -5,9 +5,9 @@ and keep what earlier reads showed (:func:`judge_reads`)."""
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
+from memconform.harness.fresh_process import Process
 from memconform.steps.contract_checks.children import (
     GRACE,
     await_ready,
@@ -126,7 +126,7 @@ def _order_around_held(
     held, reached_r, hold_w = spawn_paused(
         child_job("writer", url, mutant, timeout, writer=0, **job), 0
     )
-    other: subprocess.Popen[str] | None = None
+    other: Process | None = None
     reached = False
     between: list[str] | None = None
     try:
