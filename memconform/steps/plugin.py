@@ -90,6 +90,7 @@ from memconform.steps._session import (
     rules_of,
     subject_of,
 )
+from memconform.steps._step_lookup import install as install_step_memo
 
 __all__ = [
     "EXECUTE_TIMEOUTS",
@@ -146,6 +147,7 @@ EXECUTE_TIMEOUTS = 15
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    install_step_memo()
     if config.getoption("--memconform-store") or config.getoption("--memconform-runtime"):
         # a vendor's module:factory beside the project, with the bare `pytest` script too
         import_like_python_m(config.invocation_params.dir)
