@@ -39,6 +39,11 @@ def freeze_json(value: JSONValue) -> JSONValue:
 
     Raises ``TypeError`` naming the offending type when ``value`` is not JSON data.
     """
+    kind = type(value)
+    if kind is str or kind is int or value is None or kind is float or kind is bool:
+        return value
+    if kind is list:
+        return [freeze_json(item) for item in value]
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Mapping):

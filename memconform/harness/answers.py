@@ -177,30 +177,50 @@ def _without(value: Any, path: list[str]) -> Any:
     return out
 
 
-def _not_json(value: Any, where: str, depth: int = 0) -> str | None:
+def _not_json(value: Any, where: str) -> str | None:
     """Where ``value`` holds something JSON cannot carry (a set, an object, a
     NaN, a non-string key, a cycle past any sane depth), or ``None``."""
+    found = _first_not_json(value, 0)
+    if found is None:
+        return None
+    path, problem = found
+    return f"{where}{''.join(reversed(path))}: {problem}"
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _first_not_json(value: Any, depth: int) -> tuple[list[str], str] | None:
+    """The first problem :func:`_not_json` reports, as the path to it (innermost
+    part first; built only when there is a problem) and what is wrong there."""
     if depth > 200:
-        return f"{where}: nested deeper than 200 levels (a cycle?)"
-    if value is None or isinstance(value, bool | str | int):
+        return [], "nested deeper than 200 levels (a cycle?)"
+    kind = type(value)
+    if kind in _SCALARS or isinstance(value, bool | str | int):
         return None
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"{where}: {value!r} is not a JSON number"
+        return None if math.isfinite(value) else ([], f"{value!r} is not a JSON number")
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
-                return f"{where}: key {key!r} is not a string"
-            found = _not_json(item, f"{where}.{key}", depth + 1)
-            if found:
+                return [], f"key {key!r} is not a string"
+            if depth < 200 and type(item) in _SCALARS:
+                continue
+            found = _first_not_json(item, depth + 1)
+            if found is not None:
+                found[0].append(f".{key}")
                 return found
         return None
     if isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            found = _not_json(item, f"{where}[{i}]", depth + 1)
-            if found:
+            if depth < 200 and type(item) in _SCALARS:
+                continue
+            found = _first_not_json(item, depth + 1)
+            if found is not None:
+                found[0].append(f"[{i}]")
                 return found
         return None
-    return f"{where}: a {type(value).__name__} is not a JSON value"
+    return [], f"a {type(value).__name__} is not a JSON value"
 
 
 def check_observation(observation: Mapping[str, Any]) -> None:
