@@ -8,7 +8,9 @@ anything). It prints, per configuration, the scenario count, the CPU time (user
 and system time of the process and of every process it waited for), the wall
 time and the peak memory of each side, and the ratio of CPU times. Ratios, not
 times, are what to compare across machines and loads; the best of ``--repeat``
-runs is kept. ``--json`` prints the ratios as one JSON object.
+runs is kept. ``--json`` prints the ratios as one JSON object. The kit runs
+with ``--jobs 1`` (``--jobs N`` changes it), as the floor does: a ratio of
+the work each side does, not of how it is spread over the cores.
 
 ``bench/ratios.json`` holds the recorded ratios; ``tests/test_ratio_bench.py``
 fails when a ratio measured in one run is more than 25% above its record.
@@ -124,14 +126,14 @@ def floor_suite(folder: Path, scenarios: int) -> Path:
     return folder
 
 
-def measure(name: str) -> dict[str, object]:
+def measure(name: str, jobs: int = 1) -> dict[str, object]:
     """One configuration and its floor, measured one after the other."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     with tempfile.TemporaryDirectory(prefix="memconform-ratio-") as tmp:
         root = Path(tmp)
         kit, output = _measure(
             [sys.executable, "-m", "memconform.cli", "run", "--out", str(root / "report"),
-             *CONFIGURATIONS[name]],
+             "--jobs", str(jobs), *CONFIGURATIONS[name]],
             root, env,
         )
         if kit.exit_code != 0 or kit.scenarios == 0:
@@ -151,12 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", choices=sorted(CONFIGURATIONS))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1, help="the kit's --jobs (default 1)")
     args = parser.parse_args(argv)
     names = [args.only] if args.only else list(CONFIGURATIONS)
     best: dict[str, dict[str, object]] = {}
     for name in names:
         for _ in range(args.repeat):
-            got = measure(name)
+            got = measure(name, args.jobs)
             if name not in best or float(got["ratio"]) < float(best[name]["ratio"]):  # type: ignore[arg-type]
                 best[name] = got
     if args.json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -150,7 +151,7 @@ def test_help_names_defaults_exit_codes_and_repeatable_options(
         main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "(default: memconform-report)" in text
-    assert "(default: 1)" in text
+    assert "auto, one per usable core (the default;" in text
     assert "exit codes: 0 conformant" in text
     assert "5 usage error" in text
     assert text.count("repeatable") >= 2
@@ -247,3 +248,45 @@ def test_a_simulator_variant_is_judged_as_that_variant(tmp_path: Path) -> None:
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FAIL  SP-001: " in done.stdout
+
+
+def test_jobs_default_to_one_worker_per_usable_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--jobs`` not given is ``auto`` unless ``MEMCONFORM_JOBS`` says otherwise;
+    ``auto`` counts the cores this process may run on."""
+    from memconform.cli.options import jobs
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv("MEMCONFORM_JOBS", raising=False)
+    assert jobs(None) == cores
+    assert jobs("auto") == cores
+    assert jobs(3) == 3
+    monkeypatch.setenv("MEMCONFORM_JOBS", "1")
+    assert jobs(None) == 1
+    assert jobs(2) == 2, "the option outranks the environment"
+    monkeypatch.setenv("MEMCONFORM_JOBS", "AUTO")
+    assert jobs(None) == cores
+
+
+@pytest.mark.parametrize("value", ["many", "0", "-1", ""])
+def test_a_bad_memconform_jobs_is_a_usage_error_naming_it(
+    value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MEMCONFORM_JOBS", value)
+    assert main(["run", "--store", "memory://"]) == 5
+    err = capsys.readouterr().err.strip()
+    assert "MEMCONFORM_JOBS" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_auto_jobs_run_the_suite_in_xdist_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With more than one usable core, the default run asks pytest for that many
+    workers; with one, it runs in the pytest process itself."""
+    from memconform.cli import supervision
+    from memconform.cli.options import jobs
+
+    args = argparse.Namespace(certify=False, jobs=jobs("auto"), exitfirst=False, maxfail=None)
+    argv = supervision._thoroughness_and_limits(args)
+    cores = len(os.sched_getaffinity(0))
+    assert ("-n" in argv) == (cores > 1)
+    if cores > 1:
+        assert argv[argv.index("-n") + 1] == str(cores)

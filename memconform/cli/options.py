@@ -16,7 +16,7 @@ from memconform.catalogue import PROFILES, Catalogue
 from memconform.cli.exits import UsageError
 
 __all__ = [
-    "check_judged", "check_profiles", "check_run", "judged_subject", "measured_packages",
+    "check_judged", "check_profiles", "check_run", "jobs", "judged_subject", "measured_packages",
     "report_folder", "rule_ids", "scored_rules", "selected_rules",
 ]
 
@@ -149,8 +149,7 @@ def _check_values(args: argparse.Namespace) -> None:
     """Refuse, before anything runs, the values no run could use."""
     if not args.timeout > 0:  # also refuses nan
         raise UsageError(f"--timeout must be more than 0 seconds, not {args.timeout:g}")
-    if args.jobs < 1:
-        raise UsageError(f"--jobs must be 1 or more, not {args.jobs}")
+    args.jobs = jobs(args.jobs)
     if args.mutant is not None:
         from memconform.mutants import all_mutants
 
@@ -170,3 +169,27 @@ def report_folder(name: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"--out {name}: the folder is not writable")
     return folder
+
+
+def jobs(given: int | str | None) -> int:
+    """The number of worker processes ``--jobs`` asks for.
+
+    ``None`` (the option not given) takes ``MEMCONFORM_JOBS`` from the
+    environment, else ``auto``; ``auto`` is one worker per core this process may
+    run on. A number below 1, or an environment value that is neither a number
+    nor ``auto``, is a usage error.
+    """
+    source = "--jobs"
+    if given is None:
+        given, source = os.environ.get("MEMCONFORM_JOBS", "auto"), "MEMCONFORM_JOBS"
+    if isinstance(given, str):
+        if given.strip().lower() == "auto":
+            return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                       else os.cpu_count() or 1)
+        try:
+            given = int(given)
+        except ValueError:
+            raise UsageError(f"{source} must be a whole number or auto, not {given!r}") from None
+    if given < 1:
+        raise UsageError(f"{source} must be 1 or more, not {given}")
+    return given

@@ -232,10 +232,22 @@ def _run_selection(run: argparse.ArgumentParser) -> None:
     run.add_argument("--mutant", help="run against a deliberately broken store or runtime")
 
 
+def _jobs(text: str) -> int | str:
+    """``--jobs``: a whole number (checked later, with the other values) or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number or auto: {text!r}") from None
+
+
 def _run_limits(run: argparse.ArgumentParser) -> None:
     """How ``run`` runs the suite, and when it stops early."""
     run.add_argument(
-        "--jobs", type=int, default=1, help="parallel worker processes (pytest-xdist), 1 or more"
+        "--jobs", type=_jobs, default=None, metavar="N|auto",
+        help="parallel worker processes (pytest-xdist): 1 or more, or auto, one per usable core "
+        "(the default; MEMCONFORM_JOBS in the environment, when set, replaces it)",
     )
     run.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT,
