@@ -16,7 +16,10 @@ Feature: Store promises that need several processes
   clock read before the write rather than by commit; writes of another kind
   lost under racing writers mean they live in one document that each write
   reads and rewrites whole; an order that follows the writers' time zones
-  means rows are ordered by a local wall-clock stamp.
+  means rows are ordered by a local wall-clock stamp; a process that kept
+  the store open reading what another process already replaced means reads are
+  served from a cache in the process, checked by something those writes leave
+  alone (a count, a key's existence).
 
   Rule: What was acknowledged survives its writer being killed
 
@@ -98,6 +101,40 @@ Feature: Store promises that need several processes
       Examples: Facts about new subjects in one scope
         | write | capability |
         | fact  | knowledge  |
+
+  Rule: A process that keeps the store open sees what other processes wrote since
+
+    @concurrent-writers
+    Scenario Outline: Store shows a process that read before another process's <write>s what they changed
+      Given the store claims the "concurrent-writers" capability
+      And the store claims the "<capability>" capability
+      When a process reads store thread "V" and keeps the store open while another process makes 5 <write>s there
+      Then its next read shows what a fresh process reads
+
+      @ST-018 @SW-004
+      Examples: Flags of messages the reader saw uncommitted
+        | write              | capability   |
+        | commit-flag change | commit-flags |
+
+      @ST-022
+      Examples: Error records of one thread
+        | write        | capability |
+        | error record | errors     |
+
+      @ST-023
+      Examples: Turn records of one thread
+        | write       | capability   |
+        | turn record | turn-records |
+
+      @ST-025
+      Examples: Keys of one scope rewritten
+        | write             | capability |
+        | state-key rewrite | state      |
+
+      @ST-028
+      Examples: Facts of one scope replaced
+        | write            | capability |
+        | fact replacement | knowledge  |
 
   Rule: Order is the order of writing, whatever the writer's time zone
 

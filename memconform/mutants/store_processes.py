@@ -3,8 +3,9 @@ acknowledged writes in process memory until it is closed, ones that lose
 updates under concurrent writers (appends, compare-and-set, and the writes
 of every other kind), two that claim ``atomic-batch`` but commit row by row
 without the kit's row point, one that commits row by row through it (readers
-in other processes see its batches grow), and one that orders by the local
-wall clock of the process that wrote.
+in other processes see its batches grow), one that orders by the local
+wall clock of the process that wrote, and one that serves each process from a
+cache of its own checked by counts other processes' writes can leave alone.
 
 Each is opened over the store under test (it must be a file store such as
 SQLite: the mutant keeps its own data in a file next to it, named after the
@@ -465,6 +466,71 @@ class OrderedByLocalTime(StoreWrapper):
         self.inner.close()
 
 
+class CachedByCount(StoreWrapper):
+    """Serves reads from a cache in each process, checked by a count that other
+    writes can leave alone: a thread's messages by how many it holds (flags
+    aside), a scope's facts by how many there are, a state entry by its key
+    existing. Its own writes clear the cache; another process's commit-flag
+    changes, key rewrites and replaced facts stay unseen."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._cache: dict[tuple[str, str, str], tuple[object, Any]] = {}
+
+    def _cached(self, key: tuple[str, str, str], count: object, read: Any) -> Any:
+        hit = self._cache.get(key)
+        if hit is None or hit[0] != count:
+            hit = (count, read())
+            self._cache[key] = hit
+        return copy.deepcopy(hit[1])
+
+    def _forget(self, kind: str, name: str) -> None:
+        for key in [k for k in self._cache if k[:2] == (kind, name)]:
+            del self._cache[key]
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> Any:
+        self._forget("messages", thread_id)
+        return self.inner.append(thread_id, batch)
+
+    def set_committed(self, thread_id: str, message_ids: Sequence[str], committed: bool) -> Any:
+        self._forget("messages", thread_id)
+        return self.inner.set_committed(thread_id, message_ids, committed)
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        check_limit(limit)
+        count = len(self.inner.messages(thread_id, None, include_uncommitted=True))
+        every = self._cached(("messages", thread_id, ""), count,
+                             lambda: self.inner.messages(thread_id, None, include_uncommitted=True))
+        return _window(every, limit, include_uncommitted)
+
+    def write_state(self, scope: str, key: str, value: Any, expected_version: int | None) -> Any:
+        self._forget("state", scope)
+        return self.inner.write_state(scope, key, value, expected_version)
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        exists = self.inner.read_state(scope, key) is not None
+        return self._cached(("state", scope, key), exists,  # type: ignore[no-any-return]
+                            lambda: self.inner.read_state(scope, key))
+
+    def put_fact(self, scope: str, fact: Fact) -> Any:
+        self._forget("facts", scope)
+        return self.inner.put_fact(scope, fact)
+
+    def forget(self, scope: str, subject: str) -> Any:
+        self._forget("facts", scope)
+        return self.inner.forget(scope, subject)
+
+    def facts(self, scope: str) -> list[Fact]:
+        count = len(self.inner.facts(scope))
+        return self._cached(("facts", scope, ""), count,  # type: ignore[no-any-return]
+                            lambda: self.inner.facts(scope))
+
+    def get_fact(self, scope: str, subject: str) -> Fact | None:
+        return next((f for f in self.facts(scope) if f.subject == subject), None)
+
+
 MUTANTS: list[Mutant] = [
     store_mutant("store-buffers-until-close", BuffersUntilClose, "ST-032"),
     store_mutant("store-flags-until-close", FlagsUntilClose, "ST-032"),
@@ -477,6 +543,7 @@ MUTANTS: list[Mutant] = [
     store_mutant("store-side-writes-in-one-file", SideWritesInOneFile,
                  "ST-018 ST-022 ST-023 ST-025 ST-028"),
     store_mutant("store-ordered-by-local-time", OrderedByLocalTime, "ST-002 ST-022 ST-023"),
+    store_mutant("store-cached-by-count", CachedByCount, "ST-018 ST-025 ST-028"),
 ]
 """Every multi-process store mutant; ``kills`` lists the rules whose scenarios
 reject it (on a SQLite store)."""

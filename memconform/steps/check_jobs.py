@@ -35,6 +35,10 @@ and reports on stdout, one JSON object a line:
   (or its end), then makes ``count`` writes of the kind ``write`` to ``thread``
   (also the scope), each naming one of its names ``w<writer>-<n>``, and
   reports ``{"wrote": [names]}`` in the order acknowledged (see :data:`WRITES`);
+- ``reread``: reads what ``thread`` holds of the writes of the kind ``write``
+  (:func:`snapshot`), reports ``{"ready": true, "before": …}``, waits for one
+  byte on stdin with the store still open, reads again and reports
+  ``{"after": …}``; ``look`` reports ``{"held": …}``, one such read;
 - ``read-written``: reports ``{"held": [names]}``, the names of the writes of
   the kind ``write`` that ``thread`` holds, in the order the store gives them
   (for ``key``, those of ``names`` whose key reads back with its own name);
@@ -351,6 +355,18 @@ def _write_fact(store: Any, thread: str, name: str) -> None:
     _call("put_fact", store.put_fact, thread, fact)
 
 
+def _rewrite_key(store: Any, thread: str, name: str) -> None:
+    _call("write_state", store.write_state, thread, name, name, 1)
+
+
+def _rewrite_fact(store: Any, thread: str, name: str) -> None:
+    from memconform.values import Fact
+
+    fact = Fact(subject=name, statement=name, writer="scribe", source="scribe",
+                evidence="rewritten by another process", written_at="2026-01-02T00:00:00Z")
+    _call("put_fact", store.put_fact, thread, fact)
+
+
 WRITES = {
     "message": _write_message,
     "commit": _write_commit,
@@ -358,20 +374,38 @@ WRITES = {
     "record": _write_record,
     "key": _write_key,
     "fact": _write_fact,
+    "key-rewrite": _rewrite_key,
+    "fact-rewrite": _rewrite_fact,
 }
 """The writes a ``scribe`` makes, each naming one thing by its name: a message
 appended alone, an uncommitted message of its own committed, an error record
 (its ``run_id``), a turn record (its ``turn_id``), a new state key, a fact (its
-subject)."""
+subject), a key it wrote before rewritten (version 1 to 2, the value its name),
+a fact it stored before replaced (the statement its name)."""
 
 
-def _scribe(store: Any, job: Mapping[str, Any]) -> None:
-    from memconform.values import Message
+def _prepare(store: Any, thread: str, write: str, names: list[str]) -> None:
+    """What a scribe's writes of the kind ``write`` need before they are made: the
+    messages whose flags it sets, appended uncommitted; the keys and facts it
+    rewrites, written a first time (the value or statement ``old``)."""
+    from memconform.values import Fact, Message
 
-    thread, write, names = job["thread"], job["write"], _names(job)
     if write == "commit":
         _call("append", store.append, thread,
               [Message(id=n, role="user", text=n, committed=False) for n in names])
+    elif write == "key-rewrite":
+        for name in names:
+            _call("write_state", store.write_state, thread, name, "old", None)
+    elif write == "fact-rewrite":
+        for name in names:
+            _call("put_fact", store.put_fact, thread,
+                  Fact(subject=name, statement="old", writer="scribe", source="scribe",
+                       evidence="first written", written_at="2026-01-01T00:00:00Z"))
+
+
+def _scribe(store: Any, job: Mapping[str, Any]) -> None:
+    thread, write, names = job["thread"], job["write"], _names(job)
+    _prepare(store, thread, write, names)
     _emit({"ready": True})
     os.read(sys.stdin.fileno(), 1)  # released with the others (or at once, stdin closed)
     for name in names:
@@ -390,13 +424,49 @@ def _read_written(store: Any, job: Mapping[str, Any]) -> None:
         held = [r.turn_id for r in _call("records", store.records, thread)]
     elif write == "fact":
         held = [f.subject for f in _call("facts", store.facts, thread)]
+    elif write == "fact-rewrite":
+        held = [f.subject for f in _call("facts", store.facts, thread) if f.statement == f.subject]
     else:
         entries = [(n, _call("read_state", store.read_state, thread, n)) for n in job["names"]]
         held = [n for n, entry in entries if entry is not None and entry.value == n]
     _emit({"held": held})
 
 
+def snapshot(store: Any, thread: str, write: str, names: list[str]) -> Any:
+    """What ``thread`` (also the scope) holds of the writes of the kind ``write``,
+    as JSON: every message with its flag and the plain read's ids (``commit``,
+    ``message``), the error records, the thread's turn records, the entries of
+    ``names`` (keys) or the facts with their statements."""
+    if write in ("message", "commit"):
+        every = _call("messages", store.messages, thread, None, include_uncommitted=True) \
+            if write == "commit" else []
+        plain = _call("messages", store.messages, thread)
+        return {"all": [[m.id, m.committed] for m in every], "plain": [m.id for m in plain]}
+    if write == "error":
+        return [[r.run_id, r.error] for r in _call("errors", store.errors, thread)]
+    if write == "record":
+        return [[r.turn_id, r.outcome] for r in _call("records", store.records, thread)]
+    if write in ("fact", "fact-rewrite"):
+        return [[f.subject, f.statement] for f in _call("facts", store.facts, thread)]
+    entries = [(n, _call("read_state", store.read_state, thread, n)) for n in names]
+    return [[n, None if e is None else e.value, None if e is None else e.version]
+            for n, e in entries]
+
+
+def _reread(store: Any, job: Mapping[str, Any]) -> None:
+    thread, write, names = job["thread"], job["write"], list(job["names"])
+    _emit({"ready": True, "before": snapshot(store, thread, write, names)})
+    os.read(sys.stdin.fileno(), 1)  # another process writes meanwhile
+    _emit({"after": snapshot(store, thread, write, names)})
+
+
+def _look(store: Any, job: Mapping[str, Any]) -> None:
+    _emit({"held": snapshot(store, job["thread"], job["write"], list(job["names"]))})
+
+
 _JOBS = {
+    "reread": _reread,
+    "look": _look,
     "scribe": _scribe,
     "read-written": _read_written,
     "racer": _racer,

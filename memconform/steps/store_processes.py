@@ -22,6 +22,7 @@ from memconform.steps.contract_checks import (
     check_racing_writes,
     check_reads_during_writes,
     check_relayed_writes,
+    check_warm_reads,
 )
 from memconform.steps.plugin import call_timeout
 from memconform.steps.store import StoreScene
@@ -282,3 +283,35 @@ def _relayed_writes_ok(
 ) -> None:
     _check_passed(request, store, store_scene,
                   f"the {write}s processes in different time zones made in turn")
+
+
+REREADS = {
+    "commit-flag change": "commit",
+    "error record": "error",
+    "turn record": "record",
+    "state-key rewrite": "key-rewrite",
+    "fact replacement": "fact-rewrite",
+}
+"""The writes of :func:`check_warm_reads`, as the scenarios name them."""
+
+
+@when(parsers.parse(
+    'a process reads store thread "{name}" and keeps the store open while another process '
+    "makes {count:d} {write}s there"
+))
+def _warm_reads(
+    request: pytest.FixtureRequest, store_scene: StoreScene, store_url: str, count: int,
+    write: str, name: str,
+) -> None:
+    store_scene.check = check_warm_reads(
+        store_url, store_scene.thread(name), REREADS[write], count=count,
+        mutant=_mutant(request), timeout=_timeout(request),
+    )
+
+
+@then("its next read shows what a fresh process reads")
+def _warm_reads_ok(
+    request: pytest.FixtureRequest, store: RecordingStore, store_scene: StoreScene
+) -> None:
+    _check_passed(request, store, store_scene,
+                  "what a process that kept the store open read after another's writes")

@@ -39,6 +39,10 @@ URL and do one job of :mod:`memconform.steps.check_jobs`, and judges what a
   or by processes one after another, each in its own time zone: nothing
   acknowledged lost or held twice, and the order kept where the kind has one.
 
+- :func:`check_warm_reads`: a reader process keeps the store open across
+  another process's writes (commit flags set, error and turn records made,
+  keys and facts rewritten) and must then read what a fresh process reads.
+
 Every result says in its evidence how it was reached (where the kills landed,
 how many writers and rounds ran). A child whose store call raised where the
 check needs success, or that hangs past the timeout, makes the result an
@@ -46,7 +50,7 @@ adapter error (verdict ``error``) naming the method.
 
 One module per check (:mod:`.durability`, :mod:`.concurrent_writers`,
 :mod:`.atomic_batch`, :mod:`.reads_during_writes`, :mod:`.racing_writes`,
-:mod:`.many_writers`); :mod:`.result` holds
+:mod:`.many_writers`, :mod:`.warm_reads`); :mod:`.result` holds
 :class:`CheckResult` and :mod:`.children` how a check starts, holds, reads,
 waits for and kills its child processes. This package exports the checks and
 their result; the steps import them from here.
@@ -59,6 +63,7 @@ from memconform.steps.contract_checks.many_writers import check_raced_writes, ch
 from memconform.steps.contract_checks.racing_writes import check_racing_writes
 from memconform.steps.contract_checks.reads_during_writes import check_reads_during_writes
 from memconform.steps.contract_checks.result import CheckResult
+from memconform.steps.contract_checks.warm_reads import check_warm_reads
 
 __all__ = [
     "CheckResult",
@@ -69,4 +74,5 @@ __all__ = [
     "check_racing_writes",
     "check_reads_during_writes",
     "check_relayed_writes",
+    "check_warm_reads",
 ]
