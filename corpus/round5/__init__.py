@@ -1,0 +1,1 @@
+"""Round 5 of the blind corpus."""

@@ -1,0 +1,1 @@
+"""Broken stores of round 5, each family on a correct base of its own."""
