@@ -251,6 +251,21 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | turn    | [user,assistant,tool] [assistant]     |
         | run     | [user,assistant,tool,assistant]       |
 
+    @SP-025 @SP-006
+    Scenario Outline: Save-policy <policy> run stores both results of one tool called twice at once
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy model calls its tool twice at once in its first round
+      When the save-policy script is executed
+      Then every stored save-policy tool call has its result in the same batch
+      And the save-policy tools ran with the arguments the model gave their calls
+      And the save-policy appends are "<batches>"
+
+      Examples:
+        | policy  | batches                               |
+        | message | [user] [assistant,tool] [assistant]   |
+        | turn    | [user,assistant,tool] [assistant]     |
+        | run     | [user,assistant,tool,assistant]       |
+
   Rule: side effects are never rolled back
 
     @SP-022

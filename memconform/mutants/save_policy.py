@@ -57,6 +57,7 @@ from memconform.mutants.save_policy_executors import (
     ToolErrorHookIgnored,
     ToolErrorTerminateFails,
     ToolFailureFailsRun,
+    ToolResultsByName,
     TurnFlushesAtStop,
     TurnFlushesUnfinishedRound,
     TurnPerMessageExecutor,
@@ -260,6 +261,10 @@ MUTANTS: list[Mutant] = [
              "When the model calls several tools at once, the round's tool message keeps "
              "only the last result.",
              {"SP-025"}, LastToolResultOnly),
+    _runtime("sp-tool-results-by-name",
+             "A round's tool results are kept by tool name: of two calls to one tool at "
+             "once, only the last call's result is stored.",
+             {"SP-025"}, ToolResultsByName),
     _runtime("sp-failed-append-swallowed",
              "A refused append is ignored and the run carries on as if stored.",
              {"SP-020"}, FailedAppendSwallowed),

@@ -76,6 +76,7 @@ __all__ = [
     "ToolErrorHookIgnored",
     "ToolErrorTerminateFails",
     "ToolFailureFailsRun",
+    "ToolResultsByName",
     "TurnFlushesAtStop",
     "TurnFlushesUnfinishedRound",
     "TurnPerMessageExecutor",
@@ -534,6 +535,22 @@ class LastToolResultOnly(SavePolicyExecutor):
     ) -> Message:
         if role == "tool" and len(parts) > 1:
             parts = parts[-1:]
+        return super().new_message(run, role, text, parts)
+
+
+class ToolResultsByName(SavePolicyExecutor):
+    """A round's tool results are gathered in a map keyed by the tool's name: of
+    two calls to one tool, only the last call's result is kept."""
+
+    def new_message(
+        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
+    ) -> Message:
+        if role == "tool" and len(parts) > 1:
+            by_name: dict[str, JSONValue] = {}
+            for part in parts:
+                name = part.get("name") if isinstance(part, Mapping) else None
+                by_name[str(name)] = part
+            parts = tuple(by_name.values())
         return super().new_message(run, role, text, parts)
 
 

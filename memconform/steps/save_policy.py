@@ -164,6 +164,17 @@ def sp_two_calls(sp_case: SavePolicyCase) -> None:
     sp_case.script["tools"]["log_contact"] = {"result": "logged"}
 
 
+@given("the save-policy model calls its tool twice at once in its first round")
+def sp_same_tool_twice(sp_case: SavePolicyCase) -> None:
+    """The first reply calls the same tool a second time, for another order
+    (parallel calls of one tool): each call has its own result, told apart by
+    the call's id, never by the tool's name."""
+    first = sp_case.script["model"]["agent"][0]
+    call = first["tool_calls"][0]
+    first["tool_calls"].append({"id": f"{call['id']}-again", "name": call["name"],
+                                "args": {"order": "B-2"}})
+
+
 @given("the save-policy tool call needs approval")
 def sp_needs_approval(sp_case: SavePolicyCase) -> None:
     """The model's tool call waits for a human approval."""
