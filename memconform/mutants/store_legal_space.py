@@ -1,7 +1,8 @@
 """Store mutants whose bug shows only beyond the values and counts a lazy test
-sends: past version 9, past 50 facts, past 99 rows in a batch, on a boolean or a
-whole float. Each is a realistic bug of an SQL or key-value store; the sweep of
-the legal space (:mod:`memconform.properties.sweep`) kills every one of them.
+sends: past version 9, past 50 facts, past 99 rows in a batch, past 500 rows
+of a thread holding hidden ones, on a boolean or a whole float. Each is a
+realistic bug of an SQL or key-value store; the sweep of the legal space
+(:mod:`memconform.properties.sweep`) kills every one of them.
 """
 
 from __future__ import annotations
@@ -199,6 +200,29 @@ class ForgetByTombstone(StoreWrapper):
         return found or (scope, subject) in self._tombstones
 
 
+class PagesDropHidden(StoreWrapper):
+    """A read without a limit fetches the thread in pages of 500 rows, drops the
+    uncommitted ones after fetching, and takes a page that comes back short as
+    the last: one hidden message among the first 500 cuts off every later one."""
+
+    PAGE = 500
+
+    def messages(
+        self, thread_id: str, limit: int | None = None, *, include_uncommitted: bool = False
+    ) -> list[Message]:
+        if limit is not None or include_uncommitted:
+            return list(self.inner.messages(thread_id, limit,
+                                            include_uncommitted=include_uncommitted))
+        every = list(self.inner.messages(thread_id, None, include_uncommitted=True))
+        found: list[Message] = []
+        for start in range(0, len(every), self.PAGE):
+            page = [m for m in every[start:start + self.PAGE] if m.committed]
+            found += page
+            if len(page) < self.PAGE:
+                break
+        return found
+
+
 MUTANTS: list[Mutant] = [
     store_mutant("store-errors-by-recorded-at", ErrorsByRecordedAt, "ST-022"),
     store_mutant("store-versions-compared-as-text", VersionsComparedAsText, "ST-025 ST-026"),
@@ -210,5 +234,6 @@ MUTANTS: list[Mutant] = [
     store_mutant("store-error-messages-by-reference", ErrorMessagesByReference, "ST-022"),
     store_mutant("store-records-grouped-by-thread", RecordsGroupedByThread, "ST-024"),
     store_mutant("store-forget-by-tombstone", ForgetByTombstone, "ST-030"),
+    store_mutant("store-pages-drop-hidden", PagesDropHidden, "ST-019"),
 ]
 """Every legal-space store mutant; ``kills`` lists the rules the sweep charges."""

@@ -311,11 +311,13 @@ def message_values(run: Sweep) -> None:
 
 
 def commit_flags(run: Sweep) -> None:
-    """A thread of 300 with every third message hidden, then a block of 100 hidden
-    and a spread shown again: every window on the ladder, with and without
-    uncommitted messages, after each change; then every catalogue value of a
-    message's text, parts, metadata and round hidden and shown again."""
-    size = 300
+    """A thread of 1,001 with every third message hidden (long enough to cross the
+    page sizes of a store that reads in pages and drops hidden rows after), then a
+    block of 100 hidden and a spread shown again: every window on the ladder,
+    with and without uncommitted messages, after each change; then every
+    catalogue value of a message's text, parts, metadata and round hidden and
+    shown again."""
+    size = space.COUNTS["batch"][-1]
     run.put("F", [_message(i, committed=i % 3 != 0) for i in range(size)],
             ("ST-001", "ST-018"))
     every = _ladder("window", size)

@@ -54,6 +54,8 @@ NOT_CAUGHT: dict[str, str] = {
     "sp-last-tool-result-only": "needs several tool calls in one round; the generated "
                                 "rounds call one tool (the two-calls scenarios of SP-025 "
                                 "make two)",
+    "sp-tool-results-by-name": "needs one tool called twice in one round (as above; the "
+                               "same-tool scenario of SP-025 makes the two calls)",
 }
 """Save-policy mutants the generated runs do not catch, and why."""
 
