@@ -110,6 +110,30 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | turn    | [user,assistant] [tool,tool] [assistant]  |
         | run     | [user,assistant] [tool,tool,assistant]    |
 
+    @SP-028 @SP-031 @with-approval @with-second-run @with-restart
+    Scenario Outline: Save-policy <policy> resumed run shows the model the runs before the suspended one
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy tool call needs approval
+      And an earlier save-policy run on the thread sent "Is order A-1 packed?" and got the answer "Yes, it is packed."
+      And a later save-policy run approves the pending tool call
+      When the save-policy script is executed
+      Then save-policy run 2 ends "suspended"
+      And save-policy run 3 ends "completed"
+      And the resumed save-policy run 3 continued from the suspended run, its model seeing:
+        | role      | text                |
+        | user      | Is order A-1 packed? |
+        | assistant | Yes, it is packed.  |
+        | user      | <prompt>            |
+        | assistant |                     |
+        | tool      | approval approved   |
+        | tool      | notified            |
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
+
     @SP-028 @with-approval @with-second-run @with-restart
     Scenario Outline: Save-policy <policy> resumed run persists the approval response at its point
       Given a save-policy agent with the "<policy>" save policy

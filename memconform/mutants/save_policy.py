@@ -38,6 +38,7 @@ from memconform.mutants.save_policy_executors import (
     RecordErrorSkipped,
     RecordErrorTwice,
     RecordErrorWithoutInput,
+    ResumeSeesOwnRunOnly,
     ResumesFromProcessMemory,
     RetryDuplicatesAssistant,
     RoundsAcrossRuns,
@@ -261,6 +262,10 @@ MUTANTS: list[Mutant] = [
              "When the model calls several tools at once, the round's tool message keeps "
              "only the last result.",
              {"SP-025"}, LastToolResultOnly),
+    _runtime("sp-resume-sees-own-run-only",
+             "A resume in a fresh process rebuilds the model's context from the suspended "
+             "run's own messages: the runs before it on the thread are lost.",
+             {"SP-028"}, ResumeSeesOwnRunOnly),
     _runtime("sp-tool-results-by-name",
              "A round's tool results are kept by tool name: of two calls to one tool at "
              "once, only the last call's result is stored.",

@@ -57,6 +57,7 @@ __all__ = [
     "RecordErrorSkipped",
     "RecordErrorTwice",
     "RecordErrorWithoutInput",
+    "ResumeSeesOwnRunOnly",
     "ResumesFromProcessMemory",
     "RetryDuplicatesAssistant",
     "RoundsAcrossRuns",
@@ -495,6 +496,16 @@ class HistoryFromOwnMemory(SavePolicyExecutor):
         super().load_history(run)
         assert isinstance(self.gateway, _KeepingGateway)
         return list(self.gateway.kept)
+
+
+class ResumeSeesOwnRunOnly(SavePolicyExecutor):
+    """A resume rebuilds the model's context from the suspended run's own stored
+    messages: right on a thread with one run, the earlier runs lost otherwise."""
+
+    def stored_continuation(self, given: Mapping[str, Any]) -> Any:
+        found = super().stored_continuation(given)
+        own = [m for m in found.view if m.run_id == given.get("run_id")]
+        return type(found)(own, found.pending)
 
 
 class IdsPerInstance(SavePolicyExecutor):

@@ -188,6 +188,16 @@ def sp_later_run(sp_case: SavePolicyCase, text: str, reply: str) -> None:
     sp_case.script["model"]["agent"].append({"reply": reply})
 
 
+@given(parsers.parse(
+    'an earlier save-policy run on the thread sent "{text}" and got the answer "{reply}"'
+))
+def sp_earlier_run(sp_case: SavePolicyCase, text: str, reply: str) -> None:
+    """A run before the scripted one on the same thread, answered without tools:
+    the scripted run becomes run 2, and whatever follows it run 3."""
+    sp_case.script["runs"].insert(0, {"input": text})
+    sp_case.script["model"]["agent"].insert(0, {"reply": reply})
+
+
 @given("every later save-policy run runs on a fresh runtime instance")
 def sp_fresh_later(sp_case: SavePolicyCase) -> None:
     """Runs after the first start on a new runtime instance, as a new process

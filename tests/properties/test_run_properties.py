@@ -54,6 +54,9 @@ NOT_CAUGHT: dict[str, str] = {
     "sp-last-tool-result-only": "needs several tool calls in one round; the generated "
                                 "rounds call one tool (the two-calls scenarios of SP-025 "
                                 "make two)",
+    "sp-resume-sees-own-run-only": "needs a resume in another process after an earlier run "
+                                   "(as above; the resumed-run scenario of SP-028 with an "
+                                   "earlier run does it)",
     "sp-tool-results-by-name": "needs one tool called twice in one round (as above; the "
                                "same-tool scenario of SP-025 makes the two calls)",
 }
