@@ -19,7 +19,9 @@ A family declares in its ``__init__.py`` how it is opened:
 A variant is *caught* when some rule the base passes (``pass`` or ``warn``)
 ends ``fail`` or ``error`` for the variant, through any of its factories; the
 verdicts the base itself does not pass decide nothing. The table names the
-rules that caught each variant. ``--json`` prints the same as one JSON object.
+rules that caught each variant, and the JSON the reason of the first rule per
+verdict (an ``error`` is the variant breaking the runtime or store contract
+itself: raising, hanging, answering garbage). ``--json`` prints the same as one JSON object.
 """
 
 from __future__ import annotations
@@ -72,10 +74,14 @@ class Outcome:
     exit_code: int
     verdicts: dict[str, str] = field(default_factory=dict)
     tail: str = ""
+    reasons: dict[str, str] = field(default_factory=dict)
 
 
-def targets(round_: int, only: str | None) -> dict[str, list[Target]]:
-    """Family name -> its targets, the base's first."""
+def targets(
+    round_: int, only: str | None, variants: frozenset[str] = frozenset()
+) -> dict[str, list[Target]]:
+    """Family name -> its targets, the base's first (``variants``: only these
+    variant modules besides the base)."""
     found: dict[str, list[Target]] = {}
     base = ROOT / "corpus" / f"round{round_}"
     for kind_folder in ("stores", "runtimes"):
@@ -84,7 +90,8 @@ def targets(round_: int, only: str | None) -> dict[str, list[Target]]:
                 continue
             package = f"corpus.round{round_}.{kind_folder}.{folder.name}"
             declared = importlib.import_module(package)
-            modules = ["base", *sorted(p.stem for p in folder.glob("v[0-9]*.py"))]
+            modules = ["base", *sorted(p.stem for p in folder.glob("v[0-9]*.py")
+                                       if not variants or p.stem in variants)]
             found[folder.name] = [
                 Target(folder.name, declared.KIND, f"{package}.{module}", factory,
                        tuple(options), getattr(declared, "QUERY", ""), package)
@@ -108,6 +115,8 @@ def run(target: Target) -> Outcome:
         if results.exists():
             report = json.loads(results.read_text(encoding="utf-8"))
             outcome.verdicts = {rule["id"]: rule["verdict"] for rule in report["rules"]}
+            outcome.reasons = {rule["id"]: rule["reason"][:300] for rule in report["rules"]
+                               if rule["verdict"] in REJECTING}
         cleanup = getattr(importlib.import_module(target.package), "cleanup", None)
         if cleanup is not None:
             cleanup(str(data))
@@ -123,13 +132,14 @@ def judge(outcomes: list[Outcome]) -> dict[str, dict[str, Any]]:
         if module == "base":
             continue
         base = bases.get(outcome.target.factory)
-        entry = judged.setdefault(module, {"caught": False, "by": {}, "exit": []})
+        entry = judged.setdefault(module, {"caught": False, "by": {}, "exit": [], "why": {}})
         entry["exit"].append(outcome.exit_code)
         if base is None:
             continue
         for rule, verdict in outcome.verdicts.items():
             if verdict in REJECTING and base.verdicts.get(rule) in PASSING:
                 entry["by"][rule] = verdict
+                entry["why"].setdefault(verdict, f"{rule}: {outcome.reasons.get(rule, '')}")
         entry["caught"] = bool(entry["by"])
     return judged
 
@@ -139,10 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round", type=int, default=5, dest="round_")
     parser.add_argument("--only", help="one family")
     parser.add_argument("--jobs", type=int, default=1, help="kit runs at once")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="only this variant module (repeatable), beside the base")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    families = targets(args.round_, args.only)
+    families = targets(args.round_, args.only, frozenset(args.variant))
     report: dict[str, Any] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for family, family_targets in families.items():
