@@ -222,6 +222,14 @@ Feature: Save policies decide when a run's messages reach the store
         | turn    | none             |
         | run     | none             |
         | message | run-end hook     |
+        | turn    | run-end hook     |
+        | run     | run-end hook     |
+
+      Examples: cancelled at run end, after the answer streamed
+        | policy  | point          |
+        | message | run-end cancel |
+        | turn    | run-end cancel |
+        | run     | run-end cancel |
 
       @with-store-refusal
       Examples: a refused append
@@ -229,3 +237,17 @@ Feature: Save policies decide when a run's messages reach the store
         | message | last append      |
         | turn    | last append      |
         | run     | last append      |
+
+    @SP-029 @with-streaming
+    Scenario Outline: Save-policy <policy> run ending early at <point> persists the same batches when streamed
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy run meets the failure point "<point>"
+      When the save-policy script is executed buffered and streamed
+      Then the buffered and streamed save-policy runs persist the same batches
+
+      Examples:
+        | policy  | point                     |
+        | turn    | cancellation              |
+        | turn    | later model call          |
+        | turn    | tool-error hook terminate |
+        | run     | later model call          |

@@ -64,6 +64,7 @@ from memconform.mutants.save_policy_executors import (
     TurnPerMessageExecutor,
     TurnResumeWaitsForAnswerExecutor,
     TurnSplitsRoundExecutor,
+    TurnStreamSavedAtFinish,
     ZeroBasedRounds,
 )
 from memconform.simulator.runtime import Simulator
@@ -266,6 +267,10 @@ MUTANTS: list[Mutant] = [
              "A resume in a fresh process rebuilds the model's context from the suspended "
              "run's own messages: the runs before it on the thread are lost.",
              {"SP-028"}, ResumeSeesOwnRunOnly),
+    _runtime("sp-turn-stream-saved-at-finish",
+             "Under turn, a streamed answer is saved when the stream finishes, before the "
+             "run-end hook: a hook that cancels leaves it stored.",
+             {"SP-029"}, TurnStreamSavedAtFinish),
     _runtime("sp-tool-results-by-name",
              "A round's tool results are kept by tool name: of two calls to one tool at "
              "once, only the last call's result is stored.",

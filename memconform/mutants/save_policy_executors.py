@@ -83,6 +83,7 @@ __all__ = [
     "TurnPerMessageExecutor",
     "TurnResumeWaitsForAnswerExecutor",
     "TurnSplitsRoundExecutor",
+    "TurnStreamSavedAtFinish",
     "ZeroBasedRounds",
 ]
 
@@ -411,6 +412,22 @@ class StreamingDropsAnswer(SavePolicyExecutor):
     def answer(self, run: RunState, raw_text: str) -> dict[str, JSONValue]:
         if run.spec.stream:
             setattr(run.policy, "answer_completed", lambda answer: None)  # noqa: B010
+        return super().answer(run, raw_text)
+
+
+class TurnStreamSavedAtFinish(SavePolicyExecutor):
+    """Under turn, a streamed answer is saved with its round as soon as the stream
+    finishes, before the run-end hook: a hook that cancels leaves it stored."""
+
+    def answer(self, run: RunState, raw_text: str) -> dict[str, JSONValue]:
+        policy = run.policy
+        if run.spec.stream and isinstance(policy, TurnPolicy):
+            def saved_at_once(answer: Message) -> None:
+                policy.pending.append(answer)
+                batch, policy.pending = policy.pending, []
+                policy.gateway.append(batch)
+            setattr(policy, "answer_completed", saved_at_once)  # noqa: B010
+            setattr(policy, "response_outcome", lambda run_messages: None)  # noqa: B010
         return super().answer(run, raw_text)
 
 

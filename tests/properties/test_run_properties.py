@@ -57,6 +57,9 @@ NOT_CAUGHT: dict[str, str] = {
     "sp-resume-sees-own-run-only": "needs a resume in another process after an earlier run "
                                    "(as above; the resumed-run scenario of SP-028 with an "
                                    "earlier run does it)",
+    "sp-turn-stream-saved-at-finish": "needs a streamed run under turn whose run-end hook "
+                                      "cancels; the fast budget's scripts do not combine the "
+                                      "three (the streamed SP-029 outline does)",
     "sp-tool-results-by-name": "needs one tool called twice in one round (as above; the "
                                "same-tool scenario of SP-025 makes the two calls)",
 }
