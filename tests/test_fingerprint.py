@@ -48,6 +48,11 @@ OUTSIDE_THE_PROJECTION = {
     "sp-ids-per-instance": "each point runs on one runtime instance, and ids are never "
                            "compared (SP-021's fresh-instance scenario)",
     "sp-last-tool-result-only": "no point's model calls two tools at once (SP-025)",
+    "sp-tool-results-by-name": "no point's model calls one tool twice at once (SP-025)",
+    "sp-resume-sees-own-run-only": "the suspended run is the thread's first, so no earlier "
+                                   "run is missing from what it resumes with (SP-031)",
+    "sp-turn-stream-saved-at-finish": "no streamed point's run-end hook cancels or fails "
+                                      "(SP-029's ending-early rows)",
 }
 """Save-policy mutants whose only change the fingerprint does not compare, and why."""
 

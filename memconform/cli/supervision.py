@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from memconform.cli.options import judged_subject
+from memconform.cli.options import jobs, judged_subject
 from memconform.cli.progress import PROGRESS_EVERY, Progress
 from memconform.harness.import_path import shadowed
 from memconform.outcome_log import SessionOutcomes
@@ -70,8 +70,9 @@ def _thoroughness_and_limits(args: argparse.Namespace) -> list[str]:
         argv += ["--memconform-thoroughness", "thorough"]
     if getattr(args, "measure_unclaimed", False):
         argv += ["--memconform-measure-unclaimed"]
-    if args.jobs > 1:
-        argv += ["-n", str(args.jobs)]
+    workers = jobs(args.jobs)  # idempotent: a checked value stays as it is
+    if workers > 1:
+        argv += ["-n", str(workers)]
     maxfail = 1 if args.exitfirst else args.maxfail
     if maxfail is not None:
         argv += ["--memconform-maxfail", str(maxfail)]

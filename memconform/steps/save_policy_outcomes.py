@@ -150,14 +150,15 @@ def sp_context(sp_observation: dict[str, Any], number: int, datatable: list[list
 @then(parsers.parse(
     "the resumed save-policy run {number:d} continued from the suspended run, its model seeing:"
 ))
-@decides("SP-028")
+@decides("SP-028", "SP-031")
 def sp_resumed_context(
     sp_observation: dict[str, Any], number: int, datatable: list[list[str]]
 ) -> None:
     """The resumed run (on a fresh runtime instance, given only the caller's
     continuation) showed the kit's model, at its first call, the suspended run's
     context and then the approval response and the tool result (role | text rows,
-    from the model requests on the timeline)."""
+    from the model requests on the timeline). Where the rows hold an earlier run
+    of the thread, it also decides that the history was shown (SP-031)."""
     requests = model_requests(sp_observation, number)
     if not requests:
         raise Mismatch(f"model calls of the resumed run {number}", "at least one",
