@@ -53,6 +53,8 @@ OUTSIDE_THE_PROJECTION = {
                                    "run is missing from what it resumes with (SP-031)",
     "sp-turn-stream-saved-at-finish": "no streamed point's run-end hook cancels or fails "
                                       "(SP-029's ending-early rows)",
+    "sp-run-outbox-keeps-failed-runs": "no point runs again on the thread after a failed run "
+                                       "(SP-011's second-run scenario)",
 }
 """Save-policy mutants whose only change the fingerprint does not compare, and why."""
 

@@ -95,6 +95,30 @@ Feature: Candidates: each candidate returns a complete, independent memory
         assistant:
         """
 
+    @CA-004 @with-second-run
+    Scenario: Candidates input id reused with another long memory is summarized from that memory
+      Given a candidates package whose summary threshold is 80
+      And candidates request "r1" sends input "session-7" with the memory below, instruction "Book it." and 1 candidate
+        """
+        {"history": [{"role": "user", "content": "Find me a hotel in Nafplio for the weekend."},
+                     {"role": "assistant", "content": "Hotel Byron has a room with a sea view."}]}
+        """
+      And candidates request "r2" sends input "session-7" with the memory below, instruction "Book it." and 1 candidate
+        """
+        {"history": [{"role": "user", "content": "Find me a table for two tonight."},
+                     {"role": "assistant", "content": "Aiolos has one at eight by the harbour."}]}
+        """
+      And the summarizer replies "Hotel Byron chosen., Aiolos at eight chosen." in call order
+      And the commander replies "Booked Hotel Byron., Booked Aiolos." in call order
+      When the candidates package answers the requests
+      Then the commander prompt for candidate 0 of input "session-7" of request "r2" is:
+        """
+        summary: Aiolos at eight chosen.
+        user: Book it.
+        assistant:
+        """
+      And no commander prompt for input "session-7" of request "r2" contains "Hotel Byron"
+
     @CA-006 @with-second-run
     Scenario Outline: Candidates memory that is <memory kind> starts a new interaction
       Given candidates request "r1" sends input "session-9" with the memory below, instruction "Remember my name is Ada." and 1 candidate

@@ -204,3 +204,10 @@ Feature: Candidates: a summarizer ahead of the commander, run once per input
       And every internal step of input "ep-1" of request "r1" records what the timeline shows the component received and returned
       And the memory of candidate 0 of input "ep-1" of request "r1" has the summary "Arrival on Friday."
       And the memory of candidate 2 of input "ep-1" of request "r1" has the summary "Arrival on Friday."
+      And candidate 2 of input "ep-1" of request "r1" returns the memory:
+        """
+        {"summary": "Arrival on Friday.",
+         "history": [{"role": "user", "content": "What now?"},
+                     {"role": "assistant", "content": "Walk."}],
+         "memory_list": []}
+        """

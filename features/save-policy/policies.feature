@@ -149,6 +149,7 @@ Feature: Save policies decide when a run's messages reach the store
       And a later save-policy run sends "Did it work?" and gets the answer "Partly."
       When the save-policy script is executed
       Then save-policy run 2 ends "completed"
+      And the save-policy appends are "[user,assistant]"
       And the save-policy model saw at the first call of run 2:
         | role | text         |
         | user | Did it work? |

@@ -167,6 +167,29 @@ class SummaryKeptInModule(SummaryKeptInProcess):
         self.summaries = _PROCESS_SUMMARIES
 
 
+class SummaryCachedByInput(Package):
+    """Memoises summaries by input id and previous summary, so an input id that
+    comes back with another over-long history gets the earlier history's summary.
+
+    Right whenever an input id names one trajectory only, as it does in most
+    tests; the cache lives in the package instance, so it hits within one
+    script's requests."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.summaries: dict[tuple[str, JSONValue], Call] = {}
+
+    def summarize(self, memory: Mapping[str, JSONValue], turn: Turn) -> Call:
+        key = (turn.spec.input_id, memory.get("summary"))
+        cached = self.summaries.get(key)
+        if cached is not None:
+            return copy.deepcopy(cached)
+        call = super().summarize(memory, turn)
+        if call.output is not None:
+            self.summaries[key] = copy.deepcopy(call)
+        return call
+
+
 class UnknownKeysDropped(Package):
     """Keeps only the keys of its own schema from the supplied memory."""
 
@@ -288,6 +311,25 @@ class CommanderFailureFailsAll(Package):
                 e["internal_steps"]) for e in entries]
 
 
+class FailedTurnLeftInHistory(Package):
+    """Samples an input's candidates on one working history and, when a
+    commander call fails, leaves that candidate's user turn in it: every later
+    candidate's memory holds the loser's instruction too.
+
+    Right with one candidate, when no commander call fails, or when only the
+    last candidate fails."""
+
+    def sample_candidate(
+        self, turn: Turn, candidate: int, memory: Mapping[str, JSONValue], prompt: Prompt,
+        shared: Sequence[dict[str, JSONValue]],
+    ) -> Entry:
+        entry = super().sample_candidate(turn, candidate, memory, prompt, shared)
+        if entry.get("status") != "ok":
+            working: Any = memory["history"]  # the base memory the later candidates copy
+            working.append({"role": "user", "content": turn.spec.instruction})
+        return entry
+
+
 # -- internal steps and answers ------------------------------------------------------------
 
 
@@ -384,6 +426,7 @@ MUTANTS: list[Mutant] = [
     _mutant("candidates-patch-memory", PatchMemory, "CA-002"),
     _mutant("candidates-summary-in-process", SummaryKeptInProcess, "CA-005"),
     _mutant("candidates-summary-in-module", SummaryKeptInModule, "CA-005"),
+    _mutant("candidates-summary-cache-by-input", SummaryCachedByInput, "CA-004"),
     _mutant("candidates-unknown-keys-dropped", UnknownKeysDropped, "CA-007"),
     _mutant("candidates-incompatible-mixed", IncompatibleMemoryMixed, "CA-008"),
     _mutant("candidates-threshold-inclusive", ThresholdInclusive, "CA-010"),
@@ -395,6 +438,7 @@ MUTANTS: list[Mutant] = [
     _mutant("candidates-commander-after-failed-summary", CommanderAfterFailedSummary, "CA-015"),
     _mutant("candidates-blank-summary-accepted", BlankSummaryAccepted, "CA-015"),
     _mutant("candidates-commander-failure-fails-all", CommanderFailureFailsAll, "CA-016"),
+    _mutant("candidates-failed-turn-left-in-history", FailedTurnLeftInHistory, "CA-016"),
     _mutant("candidates-steps-dropped-on-failure", StepsDroppedOnFailure, "CA-019"),
     _mutant("candidates-steps-out-of-order", StepsOutOfOrder, "CA-017"),
     _mutant("candidates-unstable-step-ids", UnstableStepIds, "CA-018"),

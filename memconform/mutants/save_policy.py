@@ -47,6 +47,7 @@ from memconform.mutants.save_policy_executors import (
     RunErrorHookReplacesError,
     RunGuardrailFailsOpen,
     RunIdPerThread,
+    RunOutboxKeepsFailedRuns,
     RunPerRound,
     RunStoresFailedRun,
     StreamedRefusalRetried,
@@ -151,6 +152,10 @@ MUTANTS: list[Mutant] = [
     _runtime("sp-run-stores-failed-run",
              "Under run, a failed or cancelled run still appends its messages.",
              {"SP-011"}, RunStoresFailedRun),
+    _runtime("sp-run-outbox-keeps-failed-runs",
+             "Under run, a failed run's messages wait in an outbox and are appended with "
+             "the next completed run's batch.",
+             {"SP-011"}, RunOutboxKeepsFailedRuns),
     _runtime("sp-record-error-twice", "record_error is called twice per failed run.",
              {"SP-013"}, RecordErrorTwice),
     _runtime("sp-record-error-skipped", "record_error is never called.",

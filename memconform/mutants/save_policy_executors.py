@@ -66,6 +66,7 @@ __all__ = [
     "RunErrorHookReplacesError",
     "RunGuardrailFailsOpen",
     "RunIdPerThread",
+    "RunOutboxKeepsFailedRuns",
     "RunPerRound",
     "RunStoresFailedRun",
     "StreamedRefusalRetried",
@@ -235,6 +236,30 @@ class TurnFlushesUnfinishedRound(SavePolicyExecutor):
         if isinstance(run.policy, TurnPolicy) and run.policy.pending:
             with contextlib.suppress(StoreError):
                 run.policy._flush()
+        return super().fail(run, failure)
+
+
+class _OutboxGateway(MemoryGateway):
+    """Puts the messages waiting in :attr:`outbox` in front of the next batch."""
+
+    def __init__(self, env: Environment, thread: str) -> None:
+        super().__init__(env, thread)
+        self.outbox: list[Message] = []
+
+    def append(self, batch: Sequence[Message]) -> None:
+        waiting, self.outbox = self.outbox, []
+        super().append([*waiting, *batch])
+
+
+class RunOutboxKeepsFailedRuns(SavePolicyExecutor):
+    """Under run, a failed run's messages wait in an outbox and join the next
+    batch appended on the thread."""
+
+    gateway_class = _OutboxGateway
+
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        if isinstance(run.policy, RunPolicy) and isinstance(self.gateway, _OutboxGateway):
+            self.gateway.outbox.extend(run.new)
         return super().fail(run, failure)
 
 

@@ -295,6 +295,7 @@ def acting_hooks(script: dict[str, Any]) -> frozenset[str]:
 _ASK = RunChoice(rounds=1, approval=True, texts=("asking",))
 
 EXPLICIT: tuple[GeneratedRun, ...] = (
+    build("run", [RunChoice(failing=1), RunChoice()]),
     build("turn", [RunChoice(failing=1)]),
     build("run", [RunChoice(rounds=1, failing=2)]),
     build("message", [RunChoice(stream=True, texts=("a b",)), RunChoice()]),
@@ -305,8 +306,11 @@ EXPLICIT: tuple[GeneratedRun, ...] = (
     build("message", [RunChoice(rounds=1, throwing=1, terminate=True)]),
     build("message", [RunChoice(cancel=True)]),
 )
-"""Small scripts every search tries before it generates any: one for each second
-condition (a failure under ``turn`` and ``run``, a streamed run followed by a
-second run, a resume under each policy, one after a failing model call, a
-rejected approval, an output and an input block, a terminating tool-error hook,
-a run-end cancel), so each is met whatever the draw, by a script already minimal."""
+"""Small scripts every search tries before it generates any, the last first: one
+for each second condition (a failure under ``turn`` and ``run``, a streamed run
+followed by a second run, a resume under each policy, one after a failing model
+call, a rejected approval, an output and an input block, a terminating
+tool-error hook, a run-end cancel, a run after a failed one under ``run``), so
+each is met whatever the draw, by a script already minimal. The two-run script
+after a failure comes first, so tried last: a mistake one run shows is found
+with one run."""

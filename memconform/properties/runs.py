@@ -218,7 +218,6 @@ def _check_each_run(run: GeneratedRun, views: list[RunView], expected: list[RunV
         if plan.end == "input-blocked":
             _check(("SP-004",), f"run {n}, blocked at input, appends and asks nothing",
                    ([], []), (view.batches, view.requests))
-    _check_run_ids(views)
     for n, (plan, view, ref) in enumerate(zip(run.runs, views, expected, strict=True), 1):
         rules = _run_rules(run, plan)
         _check((*rules, "SP-030"), f"what run {n} ({plan.kind}, ends {plan.end}) appended, "
@@ -250,6 +249,9 @@ def _check_each_run(run: GeneratedRun, views: list[RunView], expected: list[RunV
                        if isinstance(p, Mapping) and p.get("type") == "tool_result"}
             _check(("SP-006", "SP-025"), "every stored tool call is in the batch of its result",
                    set(), calls - results - view.waiting)
+    # after what each run appended: a run appending another run's messages breaks
+    # its policy's rules before it shows as two run ids in one run's appends
+    _check_run_ids(views)
 
 
 def check_run(run: GeneratedRun, runtime: Runtime, store: RecordingStore) -> None:

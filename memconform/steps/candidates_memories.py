@@ -21,7 +21,7 @@ from memconform.steps.common import Mismatch, decides, expect_equal
 
 
 @then(parsers.re(CANDIDATE + " returns the memory:"), converters={"k": int})
-@decides("CA-002", "CA-007", "CA-009", "CA-013", "CA-022")
+@decides("CA-002", "CA-007", "CA-009", "CA-013", "CA-016", "CA-022")
 def _memory_is(
     candidates_run: CandidatesRun, k: int, iid: str, rid: str, docstring: str
 ) -> None:
