@@ -245,7 +245,12 @@ def test_reads_by_another_process_show_whole_batches_while_a_writer_appends(
 ) -> None:
     from memconform.steps.contract_checks import check_reads_during_writes
 
-    result = check_reads_during_writes(redis_url, fresh())
+    for _attempt in range(3):  # a loaded machine may let no read fall inside the writes
+        result = check_reads_during_writes(redis_url, fresh())
+        if result.conclusive:
+            break
+    else:
+        pytest.skip(f"inconclusive three times (the machine is loaded): {result.evidence}")
     assert result.passed, result.evidence
     # one Lua script per batch, no row point: judged by the polling reader only
     assert not result.deterministic

@@ -192,13 +192,16 @@ def _run_rules(run: GeneratedRun, plan: PlannedRun) -> tuple[str, ...]:
     return (*_POLICY_RULES[run.effective_policy], *plan.rules(), *extra)
 
 
-def _check_run_ids(views: list[RunView]) -> None:
+def _check_run_ids(views: list[RunView], policy_rules: tuple[str, ...]) -> None:
+    """Each run's appends carry one run id, its own. Two ids in one run's appends
+    are another run's messages saved with it: the policy's rules as well as
+    SP-030's stamps."""
     seen: dict[Any, int] = {}
     for n, view in enumerate(views, 1):
         messages = [m for b in view.batches for m in b]
         ids = {m.get("run_id") for m in messages}
-        _check(("SP-030",), f"run ids on the messages run {n} appended", 1 if messages else 0,
-               len(ids))
+        _check((*policy_rules, "SP-030"), f"run ids on the messages run {n} appended",
+               1 if messages else 0, len(ids))
         for run_id in ids:
             _check(("SP-030",), f"the run that first appended run id {run_id!r}", n,
                    seen.setdefault(run_id, n))
@@ -218,6 +221,7 @@ def _check_each_run(run: GeneratedRun, views: list[RunView], expected: list[RunV
         if plan.end == "input-blocked":
             _check(("SP-004",), f"run {n}, blocked at input, appends and asks nothing",
                    ([], []), (view.batches, view.requests))
+    _check_run_ids(views, _POLICY_RULES[run.effective_policy])
     for n, (plan, view, ref) in enumerate(zip(run.runs, views, expected, strict=True), 1):
         rules = _run_rules(run, plan)
         _check((*rules, "SP-030"), f"what run {n} ({plan.kind}, ends {plan.end}) appended, "
@@ -249,9 +253,6 @@ def _check_each_run(run: GeneratedRun, views: list[RunView], expected: list[RunV
                        if isinstance(p, Mapping) and p.get("type") == "tool_result"}
             _check(("SP-006", "SP-025"), "every stored tool call is in the batch of its result",
                    set(), calls - results - view.waiting)
-    # after what each run appended: a run appending another run's messages breaks
-    # its policy's rules before it shows as two run ids in one run's appends
-    _check_run_ids(views)
 
 
 def check_run(run: GeneratedRun, runtime: Runtime, store: RecordingStore) -> None:

@@ -17,6 +17,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from memconform.contract import Capability
 from memconform.harness.proxy import RecordingStore
 from memconform.harness.runtime import SAVE_POLICIES, Runtime, declared_hooks, declared_policies
+from memconform.properties.candidate_runs import RULES as CANDIDATE_RULES
+from memconform.properties.candidate_runs import candidates_property
 from memconform.properties.runs import RULES, run_property
 from memconform.properties.settings import SETTINGS, fixed_draws
 from memconform.properties.shrink import minimise
@@ -33,6 +35,7 @@ from memconform.steps.common import note_policies, unsupported
 F = TypeVar("F", bound=Callable[..., None])
 
 __all__ = [
+    "test_generated_candidates_answer_like_the_reference",
     "test_generated_runs_persist_like_the_reference",
     "test_keyed_data_answers_like_the_reference",
     "test_the_legal_space_answers_like_the_reference",
@@ -159,3 +162,18 @@ def test_generated_runs_persist_like_the_reference(
 
     run_property(runtime, store, SETTINGS[thoroughness], policies=declared,
                  hooks=declared_hooks(runtime))()
+
+
+@_tagged(list(CANDIDATE_RULES))
+def test_generated_candidates_answer_like_the_reference(
+    runtime: Runtime, store: RecordingStore, request: pytest.FixtureRequest
+) -> None:
+    """Generated candidates scripts (one to three requests of one or two inputs,
+    input ids coming back, memories of every shape or continued from a returned
+    one, thresholds around the prompts' lengths, either compute order, coaching,
+    failing and blank components) make the same model calls and get the same
+    answers as the reference package (``memconform/properties/candidate_runs.py``)."""
+    if "candidates" not in runtime.profiles:
+        pytest.skip("unsupported: the runtime does not execute the candidates profile")
+    thoroughness = request.config.getoption("--memconform-thoroughness") or "fast"
+    candidates_property(runtime, store, SETTINGS[thoroughness])()
