@@ -24,10 +24,11 @@ decides (the first broken one is charged):
   CA-015), and the prompt each was given (CA-004, CA-006, CA-010, CA-011, CA-013,
   CA-022);
 - the answers: one per input and candidate in the request's order (CA-001,
-  CA-021), each ``ok`` or an error of the reference's kind, component and key
-  (CA-001, CA-008, CA-015, CA-016), with its decision (CA-001) and its whole
-  memory (the keys the package does not use: CA-007; the summary: CA-004,
-  CA-013, CA-014; the history and notes: CA-002, CA-003, CA-013, CA-016, CA-022);
+  CA-021; the same answers in another order: CA-021 alone), each ``ok`` or an
+  error of the reference's kind, component and key (CA-001, CA-008, CA-015,
+  CA-016), with its decision (CA-001) and its whole memory (the history and
+  notes: CA-002, CA-003, CA-013, CA-016, CA-022; the summary: CA-002, CA-004,
+  CA-013, CA-014; the keys the package does not use: CA-007);
 - each answer's internal steps: the components, origins, outputs and failures in
   execution order (CA-014, CA-017, CA-019, CA-020), their ids (CA-018), and each
   step's prompt and input elements as the kit's model saw that call (CA-018).
@@ -214,7 +215,21 @@ def _at_threshold(delta: int) -> dict[str, Any]:
     }
 
 
+def _two_inputs_reversed() -> dict[str, Any]:
+    """Two inputs of two candidates, computed back to front; one memory incompatible."""
+    return {
+        "schema": SCRIPT_SCHEMA, "profile": "candidates", "package": {"order": "reverse"},
+        "requests": [{"id": "r1", "inputs": [
+            {"input_id": "ep-1", "instruction": "Book it.", "candidates": 2},
+            {"input_id": "ep-2", "instruction": "Book it.", "candidates": 2},
+            {"input_id": "ep-3", "instruction": "Book it.", "memory": {"history": "none"}},
+        ]}],
+        "model": {"commander": [{"reply": f"c{n} ok"} for n in range(1, 6)]},
+    }
+
+
 EXPLICIT: tuple[dict[str, Any], ...] = (
+    _two_inputs_reversed(),
     _reused([{"role": "user", "content": "Find a hotel in Nafplio."}],
             [{"role": "user", "content": "Find a table for two."}]),
     _at_threshold(0),
@@ -222,8 +237,9 @@ EXPLICIT: tuple[dict[str, Any], ...] = (
 )
 """Scripts every search tries before it generates any: the second condition of
 CA-004 (an input id a later request reuses, summarized from its own history)
-and CA-010's boundary (a prompt exactly at the threshold and one character
-over it)."""
+CA-010's boundary (a prompt exactly at the threshold and one character over
+it), and answers computed back to front beside an incompatible memory (CA-021,
+CA-008)."""
 
 
 # -- the comparison ---------------------------------------------------------------------
@@ -302,10 +318,15 @@ def _compare_answers(expected: Mapping[str, Any], observed: Mapping[str, Any]) -
     shape = [(r, i, len(c)) for r, i, c in ref]
     _check(("CA-001", "CA-021"), "the answers: request, input id and number of candidates, "
            "in the request's order", shape, [(r, i, len(c)) for r, i, c in seen])
+    for rid in dict.fromkeys(r for r, _, _ in ref):  # the same answers in another order
+        want_all = [e for r, _, c in ref if r == rid for e in c]
+        got_all = [e for r, _, c in seen if r == rid for e in c]
+        if sorted(map(_key, want_all)) == sorted(map(_key, got_all)):
+            _check(("CA-021",), f"the answers of request {rid!r}, in input and candidate "
+                   "order", [c for r, _, c in ref if r == rid],
+                   [c for r, _, c in seen if r == rid])
     for (rid, iid, want), (_, _, got) in zip(ref, seen, strict=True):
         where = f"input {iid!r} of request {rid!r}"
-        if not same_value(want, got) and sorted(map(_key, want)) == sorted(map(_key, got)):
-            _check(("CA-021",), f"the candidates of {where}, in candidate order", want, got)
         for k, (a, given_b) in enumerate(zip(want, got, strict=True)):
             b = given_b if isinstance(given_b, Mapping) else {"status": repr(given_b)}
             at = f"candidate {k} of {where}"
@@ -313,10 +334,11 @@ def _compare_answers(expected: Mapping[str, Any], observed: Mapping[str, Any]) -
                    (a.get("status"), _error(a)), (b.get("status"), _error(b)))
             _check(("CA-001",), f"the decision of {at}", a.get("decision"), b.get("decision"))
             (o1, s1, h1), (o2, s2, h2) = _memory_parts(a), _memory_parts(b)
-            _check(("CA-007",), f"the memory keys the package does not use, {at}", o1, o2)
-            _check(("CA-004", "CA-013", "CA-014"), f"the summary in the memory of {at}", s1, s2)
             _check(("CA-002", "CA-003", "CA-013", "CA-016", "CA-022"),
                    f"the history and notes in the memory of {at}", h1, h2)
+            _check(("CA-002", "CA-004", "CA-013", "CA-014"), f"the summary in the memory of {at}",
+                   s1, s2)
+            _check(("CA-007",), f"the memory keys the package does not use, {at}", o1, o2)
 
 
 def _key(entry: Any) -> str:
