@@ -61,6 +61,7 @@ from typing import Any, cast
 
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.registry import open_store
+from memconform.adapters.stdio_runtime import is_stdio_runtime
 from memconform.harness.environment import Environment
 from memconform.harness.proxy import RecordingStore
 from memconform.harness.runtime import (
@@ -71,7 +72,12 @@ from memconform.harness.runtime import (
     hooks_needed,
     require_profile,
 )
-from memconform.runtime_names import SIMULATOR_NAMES, UnknownRuntime, runtime_target
+from memconform.runtime_names import (
+    SIMULATOR_NAMES,
+    UnknownRuntime,
+    runtime_factory,
+    runtime_target,
+)
 from memconform.simulator.runtime import Simulator
 from memconform.simulator.save_policy_script import POLICIES, VARIANTS
 from memconform.steps._save_policy_scripts import (
@@ -670,6 +676,8 @@ def subject_for(
 
 
 def _factory(target: str) -> Callable[[], Runtime]:
+    if is_stdio_runtime(target):
+        return cast("Callable[[], Runtime]", runtime_factory(target))
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise FingerprintError(f"--runtime must be module:factory, not {target!r}")

@@ -10,8 +10,11 @@ runtime (called without arguments), the form every process of a run passes on:
   of its profile (:func:`variant_runtime`);
 - a framework name of :data:`~memconform.adapters.registry.BUILTIN_RUNTIMES`
   (``openai-agents``, ``langgraph``, ...): its adapter's factory;
-- anything holding a ``:``: taken as ``module:factory`` already (whether it
-  imports is the caller's to find out).
+- ``stdio:<command>``: a runtime in another process, spoken to over the
+  runtime protocol (:mod:`memconform.adapters.stdio_runtime`); its words
+  naming files are made absolute, so every process starts the same command;
+- anything else holding a ``:``: taken as ``module:factory`` already (whether
+  it imports is the caller's to find out).
 
 Any other name raises :class:`UnknownRuntime` (a ``ValueError``) listing what
 is accepted. Nothing is imported or built by resolving a name.
@@ -24,10 +27,12 @@ the job-resume child all resolve through it.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from memconform.adapters.registry import BUILTIN_RUNTIMES, resolve_runtime
+from memconform.adapters.stdio_runtime import is_stdio_runtime, open_stdio_runtime, stdio_target
 from memconform.harness.environment import Environment
 from memconform.simulator import save_policy_script, strict_write
 from memconform.simulator.runtime import Simulator
@@ -35,7 +40,7 @@ from memconform.values import JSONValue
 
 __all__ = [
     "SIMULATOR_NAMES", "SIMULATOR_TARGET", "VARIANT_PROFILES", "UnknownRuntime",
-    "accepted_names", "runtime_target", "variant_runtime",
+    "accepted_names", "runtime_factory", "runtime_target", "variant_runtime",
 ]
 
 SIMULATOR_NAMES = ("simulator", "reference", "memconform.simulator:Simulator")
@@ -59,7 +64,7 @@ def accepted_names() -> str:
     """What a ``--runtime`` value may be, in words, for error messages."""
     return (
         f"simulator, one of its variants ({', '.join(VARIANT_PROFILES)}), a framework "
-        f"({', '.join(BUILTIN_RUNTIMES)}) or module:factory"
+        f"({', '.join(BUILTIN_RUNTIMES)}), stdio:<command> or module:factory"
     )
 
 
@@ -70,12 +75,32 @@ def runtime_target(name: str) -> str:
     resolving once."""
     if name in SIMULATOR_NAMES:
         return SIMULATOR_TARGET
+    if is_stdio_runtime(name):
+        try:
+            return stdio_target(name)
+        except ValueError as exc:
+            raise UnknownRuntime(f"--runtime {name!r}: {exc}") from None
     if name in VARIANT_PROFILES:
         return f"{__name__}:{_attribute(name)}"
     target = resolve_runtime(name)
     if ":" not in target:
         raise UnknownRuntime(f"--runtime must be {accepted_names()}, not {name!r}")
     return target
+
+
+def runtime_factory(target: str) -> Callable[[], Any]:
+    """What builds the runtime of ``target`` (a value :func:`runtime_target`
+    returned), called without arguments: a ``stdio:`` runtime's opener, or the
+    ``module:factory`` imported. An import that fails raises its own error
+    (``ImportError``, ``AttributeError``): the caller says whose it is."""
+    if is_stdio_runtime(target):
+        return functools.partial(open_stdio_runtime, target)
+    module_name, _, attr = target.partition(":")
+    factory: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        factory = getattr(factory, part)
+    built: Callable[[], Any] = factory
+    return built
 
 
 class _VariantSimulator(Simulator):

@@ -35,7 +35,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(frozenset(f) for f in (
     # (they name both the simulator and the adapters, so sit above them)
     {"mutants", "runtime_names"},
     # verdicts and reports; generated checks
-    {"reports", "properties"},
+    {"reports", "properties", "runtime_server"},
     # the pytest-bdd steps, the plugin and the multi-process checks
     {"steps"},
     # commands built on whole runs

@@ -33,13 +33,14 @@ from memconform.contract import (
 )
 from memconform.values import ErrorRecord, Fact, Message, StateEntry, TurnRecord
 
-__all__ = ["PROTOCOL", "StdioServer", "error_kind", "main"]
+__all__ = ["PROTOCOL", "RequestError", "StdioServer", "error_kind", "main"]
 
 PROTOCOL = "memconform.stdio/1"
 
 
-class _RequestError(Exception):
-    """A request the server cannot carry out as written (answered as ``value``)."""
+class RequestError(Exception):
+    """A request the server cannot carry out as written (answered as ``value``):
+    a missing or mistyped field, or an unknown method."""
 
 
 def error_kind(exc: BaseException) -> str:
@@ -54,7 +55,7 @@ def error_kind(exc: BaseException) -> str:
         return "store"
     if isinstance(exc, KeyError):
         return "key"
-    if isinstance(exc, ValueError | _RequestError):
+    if isinstance(exc, ValueError | RequestError):
         return "value"
     return "internal"
 
@@ -63,17 +64,17 @@ def _message_of(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     text = str(exc)
-    return text if isinstance(exc, StoreError | ValueError | _RequestError) else (
+    return text if isinstance(exc, StoreError | ValueError | RequestError) else (
         f"{type(exc).__name__}: {text}"
     )
 
 
 def _field(params: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
     if name not in params:
-        raise _RequestError(f"params: missing field {name!r}")
+        raise RequestError(f"params: missing field {name!r}")
     value = params[name]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise _RequestError(f"params: field {name!r} has type {type(value).__name__}")
+        raise RequestError(f"params: field {name!r} has type {type(value).__name__}")
     return value
 
 
@@ -154,17 +155,17 @@ class StdioServer:
         thread_id = _field(params, "thread_id", str)
         limit = params.get("limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise _RequestError(f"params: field 'limit' has type {type(limit).__name__}")
+            raise RequestError(f"params: field 'limit' has type {type(limit).__name__}")
         if params.get("include_uncommitted") is True:
             return self._call("messages", thread_id, limit, include_uncommitted=True)
         return self._call("messages", thread_id, limit)
 
     def _write_state(self, params: Mapping[str, Any]) -> Any:
         if "value" not in params:
-            raise _RequestError("params: missing field 'value'")
+            raise RequestError("params: missing field 'value'")
         expected = params.get("expected_version")
         if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int)):
-            raise _RequestError(
+            raise RequestError(
                 f"params: field 'expected_version' has type {type(expected).__name__}"
             )
         return self._call(
@@ -179,6 +180,16 @@ class StdioServer:
         return sorted(str(c) for c in declared)
 
     # -- dispatch ----------------------------------------------------------------------
+
+    def dispatch(self, method: str, params: Mapping[str, Any]) -> Any:
+        """Carry out one store ``method`` with the protocol's ``params`` and return
+        its result as JSON data. A method the protocol does not have, or params
+        it cannot read, raise :class:`RequestError`; what the store raises passes
+        through unchanged (:func:`error_kind` names it)."""
+        handler = self._methods.get(method)
+        if handler is None:
+            raise RequestError(f"unknown method {method!r}")
+        return handler(params)
 
     def handle(self, request: Any) -> dict[str, Any]:
         """The response object for one request object."""
@@ -214,11 +225,10 @@ class StdioServer:
         if method == "close":
             self.close()
             return {"id": request_id, "result": None}
-        handler = self._methods.get(str(method))
-        if handler is None:
+        if str(method) not in self._methods:
             return _error(request_id, "internal", f"unknown method {method!r}")
         try:
-            result = handler(params)
+            result = self.dispatch(str(method), params)
         except Exception as exc:
             return _error(request_id, error_kind(exc), _message_of(exc))
         return {"id": request_id, "result": result}

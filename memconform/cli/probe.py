@@ -163,6 +163,10 @@ def _factory(target: str) -> Any:
     import is the adapter's failure."""
     import importlib
 
+    from memconform.runtime_names import runtime_factory
+
+    if target.startswith("stdio:"):
+        return runtime_factory(target)
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"--runtime must be module:factory, not {target!r}")

@@ -13,7 +13,6 @@ through :mod:`memconform.steps.plugin`, which re-exports every fixture.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import os
 import uuid
@@ -185,15 +184,11 @@ def _build_runtime(config: pytest.Config) -> Runtime:
             return mutated
     target = config.getoption("--memconform-runtime")
     if target:
-        from memconform.runtime_names import runtime_target
+        from memconform.runtime_names import runtime_factory, runtime_target
 
         target = runtime_target(str(target))
-        module_name, _, attr = target.partition(":")
         try:
-            factory: Any = importlib.import_module(module_name)
-            for part in attr.split("."):
-                factory = getattr(factory, part)
-            built: Runtime = factory()
+            built: Runtime = runtime_factory(target)()
         except Exception as exc:
             raise AdapterContractError(
                 "runtime", f"{target} could not be built: {type(exc).__name__}: {exc}"

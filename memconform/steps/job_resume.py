@@ -51,7 +51,6 @@ contract, 4 a malformed world or script.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -61,6 +60,7 @@ from typing import Any
 
 from memconform import measurement
 from memconform.adapters.registry import StoreURLError, open_store
+from memconform.harness import process_groups
 from memconform.harness.answers import limit_execute
 from memconform.harness.environment import Environment, IdSource, ScriptError
 from memconform.harness.proxy import AdapterContractError, RecordingStore
@@ -130,6 +130,7 @@ class KillPoint(RecordingStore):
         return value
 
     def _stop(self) -> None:
+        process_groups.kill_all()  # a runtime in its own processes dies with this one
         report = {
             "killed_after": self.writes,
             "ledger": [] if self.env is None else self.env.ledger,
@@ -173,13 +174,9 @@ def _runtime(target: str | None, mutant_name: str | None) -> Runtime:
         # pytest process, and resolving names imports the library adapters, which
         # changed what the derandomized generated checks draw (four store mutants
         # went unfound).
-        from memconform.runtime_names import runtime_target
+        from memconform.runtime_names import runtime_factory, runtime_target
 
-        module_name, _, attr = runtime_target(target).partition(":")
-        factory: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            factory = getattr(factory, part)
-        made: Runtime = factory()
+        made: Runtime = runtime_factory(runtime_target(target))()
         return made
     return Simulator()
 
