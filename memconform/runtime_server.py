@@ -239,8 +239,10 @@ def serve(runtime: Any, stdin: IO[str], stdout: IO[str]) -> None:
         except _Gone:
             return
         except Exception as exc:
+            # a ValueError out of execute is how a Python runtime refuses a configuration
+            kind = "configuration" if isinstance(exc, ValueError) else "internal"
             pipe.write({"id": request_id, "error": {
-                "kind": "internal", "message": f"{type(exc).__name__}: {exc}"}})
+                "kind": kind, "message": f"{type(exc).__name__}: {exc}"}})
             continue
         pipe.write({"id": request_id, "result": result})
 

@@ -46,12 +46,14 @@ from memconform.adapters.stdio import _child_env, _pump_lines, _pump_stderr, _sh
 from memconform.adapters.stdio_server import RequestError, StdioServer, error_kind
 from memconform.contract import StoreError
 from memconform.harness import process_groups
-from memconform.harness.environment import Environment, ScriptedFailure
+from memconform.harness.answers import note_execute_hung
+from memconform.harness.environment import Environment, ScriptedFailure, ScriptError
 from memconform.harness.proxy import AdapterContractError, AdapterTimeoutError
 from memconform.values import JSONValue
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "PREFIX", "PROTOCOL", "StdioRuntime", "is_stdio_runtime",
+    "DEFAULT_TIMEOUT", "PREFIX", "PROTOCOL", "ConfigurationRejected", "StdioRuntime",
+    "is_stdio_runtime",
     "open_stdio_runtime", "stdio_target",
 ]
 
@@ -68,6 +70,12 @@ _STORE_METHODS = frozenset({
 _STDERR_LINES = 20
 _EXIT_GRACE = 2.0
 """Seconds a child may take to exit after ``close`` before its group is killed."""
+
+
+class ConfigurationRejected(ScriptError):
+    """The runtime refused the script's configuration (it answered ``execute``
+    with the error kind ``configuration``), as a Python runtime's ``execute``
+    raising ``ValueError`` does: the scenarios about rejected settings read it."""
 
 
 def is_stdio_runtime(target: str) -> bool:
@@ -194,6 +202,9 @@ class _Child:
         if "error" in message:
             error = message["error"]
             text = error.get("message") if isinstance(error, dict) else error
+            if where == "execute" and isinstance(error, dict) and error.get("kind") == \
+                    "configuration":
+                raise ConfigurationRejected(str(text))
             self.fail(where, f"failed: {_shorten(str(text))}")
         return message["result"]
 
@@ -295,20 +306,26 @@ class StdioRuntime:
         child's answer, a JSON object."""
         child = _Child(self.command, self.timeout)
         try:
-            _hello(child)
-            request_id = child.request("execute", {"script": dict(script)})
-            calls = _Calls(env)
-            while True:
-                message = child.receive("execute")
-                if "call" not in message:
-                    answer = child.answer_of("execute", request_id, message)
-                    if not isinstance(answer, dict):
-                        child.fail("execute", f"answered {type(answer).__name__}, expected an "
-                                   "object (the observation)")
-                    return answer
-                child.send("execute", calls.answer(child, message))
+            return self._run(child, script, env)
+        except AdapterTimeoutError as exc:
+            note_execute_hung(str(exc))  # a hung runtime costs one timeout, not one per script
+            raise
         finally:
             child.close()
+
+    def _run(self, child: _Child, script: Mapping[str, Any], env: Environment) -> dict[str, Any]:
+        _hello(child)
+        request_id = child.request("execute", {"script": dict(script)})
+        calls = _Calls(env)
+        while True:
+            message = child.receive("execute")
+            if "call" not in message:
+                answer = child.answer_of("execute", request_id, message)
+                if not isinstance(answer, dict):
+                    child.fail("execute", f"answered {type(answer).__name__}, expected an "
+                               "object (the observation)")
+                return answer
+            child.send("execute", calls.answer(child, message))
 
 
 class _Calls:

@@ -1,0 +1,163 @@
+// The runtime side of the memconform runtime protocol (memconform.runtime/1,
+// see spec/runtime-protocol.md) for Node.js 20, with no dependencies.
+//
+// A runtime written in JavaScript or TypeScript imports `serve` and hands it
+// an object:
+//
+//   import { serve } from "../runtime.mjs";
+//   serve({
+//     name: "my-agent", version: "1.0.0",
+//     profiles: ["save-policy"],
+//     policies: ["message", "turn", "run"],   // or null: none declared
+//     hooks: null,                            // or the optional hooks it has
+//     provides: [],                           // what the adapter adds itself
+//     async execute(script, env) { ...; return observation; },
+//   });
+//
+// `env` is the kit's world, every part of it a call to the kit:
+//   await env.model(component, request)   -> { reply, tool_calls, payload, usage }
+//   await env.tool(name, args, callId)    -> result
+//   await env.hook(name, payload)         -> { action, text }
+//   await env.emit(name, data)            -> an event on the kit's timeline
+//   await env.ids.next(prefix), await env.clock.now(), await env.clock.advance(s)
+//   await env.ledger(), await env.modelCalls(component)
+//   await env.store.<method>(params)      -> the store protocol's result, e.g.
+//        env.store.append({ thread_id, batch }), env.store.messages({ thread_id, limit })
+//   await env.store.capabilities(), await env.store.has(capability)
+// A call the script makes fail throws ScriptedFailure (its `error` is the
+// scripted error object); a store's refusal throws StoreFailure (its `kind` is
+// the store protocol's error kind). Anything else thrown out of `execute` is
+// answered as the runtime's own failure.
+//
+// The kit starts a fresh process for every script, so nothing needs resetting.
+// Standard output carries protocol lines only: console.log is sent to
+// standard error once `serve` runs.
+
+import { createInterface } from "node:readline";
+
+export const PROTOCOL = "memconform.runtime/1";
+
+/** A failure the script asked for; `error` is the scripted error object. */
+export class ScriptedFailure extends Error {
+  constructor(error) {
+    super(String(error?.message ?? ""));
+    this.name = "ScriptedFailure";
+    this.error = error;
+  }
+}
+
+/** A store's refusal; `kind` is the store protocol's error kind. */
+export class StoreFailure extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.name = "StoreFailure";
+    this.kind = kind;
+  }
+}
+
+class ProtocolGone extends Error {}
+
+const STORE_METHODS = [
+  "append", "messages", "set_committed", "record_error", "errors", "append_record",
+  "records", "read_state", "write_state", "put_fact", "get_fact", "facts", "forget",
+];
+
+function writeLine(message) {
+  return new Promise((resolve) => {
+    process.stdout.write(`${JSON.stringify(message)}\n`, resolve);
+  });
+}
+
+class Pipe {
+  constructor() {
+    this.input = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    this.lines = this.input[Symbol.asyncIterator]();
+    this.calls = 0;
+  }
+
+  async read() {
+    const next = await this.lines.next();
+    if (next.done) throw new ProtocolGone("the kit closed the pipe");
+    return JSON.parse(next.value);
+  }
+
+  async call(method, params = {}) {
+    this.calls += 1;
+    const call = this.calls;
+    await writeLine({ call, method, params });
+    const answer = await this.read();
+    if (answer.call !== call) {
+      throw new ProtocolGone(`the kit answered call ${answer.call}, not ${call}`);
+    }
+    if (!("error" in answer)) return answer.result;
+    const { kind, message } = answer.error;
+    if (kind === "scripted-failure") throw new ScriptedFailure(answer.error.error ?? { message });
+    throw new StoreFailure(kind, message);
+  }
+}
+
+function environment(pipe) {
+  const store = {
+    capabilities: () => pipe.call("store.capabilities"),
+    has: (capability) => pipe.call("store.has", { capability }),
+  };
+  for (const method of STORE_METHODS) {
+    store[method] = (params) => pipe.call(`store.${method}`, params);
+  }
+  return {
+    model: (component, request) => pipe.call("model", { component, request }),
+    modelCalls: (component = null) => pipe.call("model_calls", { component }),
+    tool: (name, args, callId = null) => pipe.call("tool", { name, args, call_id: callId }),
+    hook: (name, payload = null) => pipe.call("hook", { name, payload }),
+    emit: (name, data = {}) => pipe.call("emit", { name, data }),
+    ledger: () => pipe.call("ledger"),
+    ids: { next: (prefix) => pipe.call("ids.next", { prefix }) },
+    clock: {
+      now: () => pipe.call("clock.now"),
+      advance: (seconds) => pipe.call("clock.advance", { seconds }),
+    },
+    store,
+  };
+}
+
+function declaration(runtime) {
+  return {
+    protocol: PROTOCOL,
+    name: String(runtime.name ?? "node-runtime"),
+    version: String(runtime.version ?? "0"),
+    profiles: [...(runtime.profiles ?? [])],
+    policies: runtime.policies == null ? null : [...runtime.policies],
+    hooks: runtime.hooks == null ? null : [...runtime.hooks],
+    provides: [...(runtime.provides ?? [])],
+  };
+}
+
+/** Answer the kit's requests with `runtime` until it says `close`. */
+export async function serve(runtime) {
+  console.log = console.error; // stdout is the protocol's
+  console.info = console.error;
+  const pipe = new Pipe();
+  for (;;) {
+    let request;
+    try {
+      request = await pipe.read();
+    } catch {
+      process.exit(0);
+    }
+    const { id, method, params = {} } = request;
+    if (method === "close") {
+      await writeLine({ id, result: null });
+      process.exit(0);
+    }
+    try {
+      let result;
+      if (method === "hello") result = declaration(runtime);
+      else if (method === "execute") result = await runtime.execute(params.script, environment(pipe));
+      else throw new Error(`unknown method ${JSON.stringify(method)}`);
+      await writeLine({ id, result });
+    } catch (error) {
+      if (error instanceof ProtocolGone) process.exit(0);
+      await writeLine({ id, error: { kind: "internal", message: `${error?.name}: ${error?.message}` } });
+    }
+  }
+}
