@@ -4,12 +4,14 @@ adapter's error naming the runtime, never a crash of the kit nor a stray process
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,8 +35,13 @@ SCRIPT = {
 }
 
 
+_OPENED: list[StdioRuntime] = []
+
+
 def _runtime(mode: str, timeout: float = 10.0) -> StdioRuntime:
-    return StdioRuntime([sys.executable, str(FAKES), mode], timeout=timeout)
+    runtime = StdioRuntime([sys.executable, str(FAKES), mode], timeout=timeout)
+    _OPENED.append(runtime)
+    return runtime
 
 
 def _env() -> Environment:
@@ -54,6 +61,8 @@ def _no_stray_groups(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(answers._LIMIT, "hung", None)  # a hang here ends no other test
     before = process_groups.registered()
     yield
+    while _OPENED:
+        _OPENED.pop().close()
     left = process_groups.registered() - before
     assert not left, f"process groups left running: {sorted(left)}"
 
@@ -166,3 +175,41 @@ def test_a_hung_stdio_runtime_ends_the_run_with_exit_3_naming_it(tmp_path: Path)
     assert "stdio_runtime_fakes.py hang" in done.stdout
     results = (tmp_path / "out" / "results.json").read_text(encoding="utf-8")
     assert "wrote nothing within 1 s" in results
+
+
+def _validator() -> Any:
+    import jsonschema  # type: ignore[import-untyped]
+    from referencing import Registry, Resource
+
+    schemas = Path(__file__).parent.parent / "spec" / "schemas"
+    loaded = {name: json.loads((schemas / name).read_text(encoding="utf-8"))
+              for name in ("runtime-protocol.schema.json", "stdio-protocol.schema.json")}
+    registry = Registry().with_resources(
+        (schema["$id"], Resource.from_contents(schema)) for schema in loaded.values())
+    return lambda part: jsonschema.Draft202012Validator(
+        {"$ref": f"{loaded['runtime-protocol.schema.json']['$id']}#/$defs/{part}"},
+        registry=registry)
+
+
+@pytest.mark.slow
+def test_every_line_of_the_reference_exchange_fits_the_schema(tmp_path: Path) -> None:
+    """The simulator served over the protocol, on a save-policy scenario with
+    tools, a failure and error records, writes and reads only lines the
+    published schema allows."""
+    log = tmp_path / "lines.jsonl"
+    command = shlex.join([sys.executable, str(Path(__file__).parent / "runtime_tee.py"),
+                          str(log), sys.executable, "-m", "memconform.runtime_server",
+                          "simulator"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "memconform", "run", "--runtime", f"stdio:{command}",
+         "--rule", "SP-011", "--rule", "SP-014", "--out", "out"],
+        capture_output=True, text=True, check=False, cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    validators = {"kit": _validator()("request"), "runtime": _validator()("line")}
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    methods = {json.loads(entry["line"]).get("method") for entry in lines}
+    assert {"hello", "execute", "close", "model", "store.append", "ids.next"} <= methods
+    for entry in lines:
+        errors = list(validators[entry["from"]].iter_errors(json.loads(entry["line"])))
+        assert not errors, f"{entry['from']}: {entry['line'][:300]}: {errors[0].message}"

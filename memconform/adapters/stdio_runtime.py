@@ -69,7 +69,7 @@ _STORE_METHODS = frozenset({
 """The store methods a runtime may call (``store.<method>``); ``damage`` is the kit's."""
 _STDERR_LINES = 20
 _EXIT_GRACE = 2.0
-"""Seconds a child may take to exit after ``close`` before its group is killed."""
+"""Seconds the standard-error reader may take to drain an exited child's pipe."""
 
 
 class ConfigurationRejected(ScriptError):
@@ -216,16 +216,16 @@ class _Child:
         return f"exited with status {code} before answering"
 
     def close(self) -> None:
-        """Say ``close``, give the child a moment to exit, then kill its group."""
+        """Say ``close`` and kill the child's group: once it has answered, nothing
+        it could still do reaches the kit, so its exit is not waited for."""
         if self.proc.poll() is None:
             with contextlib.suppress(AdapterContractError):
                 self.request("close", {})
-            with contextlib.suppress(OSError, ValueError):
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=_EXIT_GRACE)
         self.kill()
+
+    def alive(self) -> bool:
+        """Whether the child still runs."""
+        return self.proc.poll() is None
 
     def kill(self) -> None:
         """SIGKILL the child's process group and reap the child (idempotent)."""
@@ -286,7 +286,11 @@ class StdioRuntime:
     Building one starts the command once and keeps what it declares
     (``profiles``, ``policies``, ``hooks``, ``provides``, ``name``,
     ``version``; ``policies`` and ``hooks`` are ``None`` when it declares
-    none); :meth:`execute` runs each script in a fresh child."""
+    none); :meth:`execute` runs each script in a fresh child.
+
+    The next child is started while a script runs, so its start-up overlaps the
+    kit's own work; it is as fresh as one started later (it has seen nothing).
+    :meth:`close` kills it; a runtime not closed has it killed at exit."""
 
     def __init__(self, command: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.command = tuple(command)
@@ -300,11 +304,31 @@ class StdioRuntime:
             self.policies: frozenset[str] = declared["policies"]
         if declared["hooks"] is not None:
             self.hooks: frozenset[str] = declared["hooks"]
+        self._lock = threading.Lock()
+        self._spare: _Child | None = None
+
+    def _fresh_child(self) -> _Child:
+        """A child that has run nothing, and the next one started."""
+        with self._lock:
+            child, self._spare = self._spare, None
+            if child is None or not child.alive():
+                if child is not None:
+                    child.kill()
+                child = _Child(self.command, self.timeout)
+            self._spare = _Child(self.command, self.timeout)
+        return child
+
+    def close(self) -> None:
+        """Kill the child started for the next script (closing twice is harmless)."""
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.kill()
 
     def execute(self, script: Mapping[str, Any], env: Environment) -> Mapping[str, JSONValue]:
         """Run ``script`` in a fresh child, serving its calls on ``env``; the
         child's answer, a JSON object."""
-        child = _Child(self.command, self.timeout)
+        child = self._fresh_child()
         try:
             return self._run(child, script, env)
         except AdapterTimeoutError as exc:
