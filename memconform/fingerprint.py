@@ -63,7 +63,7 @@ from memconform.adapters.memory import MemoryStore
 from memconform.adapters.registry import open_store
 from memconform.adapters.stdio_runtime import is_stdio_runtime
 from memconform.harness.environment import Environment
-from memconform.harness.proxy import RecordingStore
+from memconform.harness.proxy import AdapterContractError, RecordingStore
 from memconform.harness.runtime import (
     OPTIONAL_HOOKS,
     DeclarationError,
@@ -455,9 +455,12 @@ def _execute_killed(subject: Subject, script: dict[str, Any], after: int) -> Pro
     with tempfile.TemporaryDirectory(prefix="memconform-fingerprint-") as folder:
         url = f"sqlite:///{Path(folder) / 'fingerprint.db'}"
         _close(open_store(url))  # the kit creates the store before the child opens it
-        out = run_killed(url, script, ["--kill-after-append", str(after)],
-                         options=subject.child,
-                         what=f"the process running {subject.label} to kill it")
+        try:
+            out = run_killed(url, script, ["--kill-after-append", str(after)],
+                             options=subject.child,
+                             what=f"the process running {subject.label} to kill it")
+        except AdapterContractError as exc:  # the child could not run the runtime at all
+            return project([], None, [], [], raised=type(exc).__name__)
         raw = open_store(url)
         try:
             reader: Any = raw if subject.store_wrapper is None else subject.store_wrapper(raw)
@@ -652,7 +655,8 @@ def subject_for(
             f"--policy must be one of {', '.join(POLICIES)}, got {policy!r}"
         )
     try:
-        build = _factory(runtime_target(runtime))
+        target = runtime_target(runtime)
+        build = _factory(target)
     except UnknownRuntime as exc:
         raise FingerprintError(str(exc)) from None
     label = runtime
@@ -671,7 +675,9 @@ def subject_for(
         else:
             wrapper = chosen.build
         label = f"{runtime} (mutant {mutant})"
-    child = runtime_options(mutant, None if runtime in SIMULATOR_NAMES else runtime)
+    # a stdio: command goes on resolved: the children run in folders of their own
+    named = target if is_stdio_runtime(runtime) else runtime
+    child = runtime_options(mutant, None if runtime in SIMULATOR_NAMES else named)
     return Subject(label, build, policy, wrapper, tuple(child))
 
 

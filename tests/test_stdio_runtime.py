@@ -213,3 +213,27 @@ def test_every_line_of_the_reference_exchange_fits_the_schema(tmp_path: Path) ->
     for entry in lines:
         errors = list(validators[entry["from"]].iter_errors(json.loads(entry["line"])))
         assert not errors, f"{entry['from']}: {entry['line'][:300]}: {errors[0].message}"
+
+
+def _verdicts(tmp_path: Path, runtime: str, out: str) -> dict[str, tuple[str, int]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "memconform", "run", "--runtime", runtime, "--out", out],
+        capture_output=True, text=True, check=False, cwd=tmp_path, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rules = json.loads((tmp_path / out / "results.json").read_text(encoding="utf-8"))["rules"]
+    return {r["id"]: (r["verdict"], len(r["scenarios"])) for r in rules}
+
+
+@pytest.mark.slow
+def test_the_simulator_over_the_protocol_is_judged_as_in_process(tmp_path: Path) -> None:
+    """Every profile: the reference served by ``memconform.runtime_server``
+    gets the verdict the reference gets in the kit's own process, rule by
+    rule and on as many scenarios, so nothing of a runtime is lost on the pipe."""
+    served = shlex.join([sys.executable, "-m", "memconform.runtime_server", "simulator"])
+    over_stdio = _verdicts(tmp_path, f"stdio:{served}", "stdio")
+    in_process = _verdicts(tmp_path, "simulator", "local")
+    differing = {rule: (in_process[rule], over_stdio.get(rule)) for rule in in_process
+                 if over_stdio.get(rule) != in_process[rule]}
+    assert not differing
+    assert sum(1 for verdict, _ in in_process.values() if verdict == "pass") >= 140
