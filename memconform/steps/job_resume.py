@@ -63,7 +63,12 @@ from memconform.adapters.registry import StoreURLError, open_store
 from memconform.harness import process_groups
 from memconform.harness.answers import limit_execute
 from memconform.harness.environment import Environment, IdSource, ScriptError
-from memconform.harness.proxy import AdapterContractError, RecordingStore
+from memconform.harness.proxy import (
+    AdapterContractError,
+    RecordingStore,
+    mark_raised_by,
+    raised_by_adapter,
+)
 from memconform.harness.runtime import SCRIPT_SCHEMA, Runtime, observe
 from memconform.simulator.runtime import Simulator
 from memconform.values import JSONValue
@@ -299,7 +304,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if showing:
             answer: dict[str, JSONValue] = _show(proxy, args)
         else:
-            runtime = _runtime(args.runtime, args.mutant)
+            try:
+                runtime = _runtime(args.runtime, args.mutant)
+            except AdapterContractError as exc:  # a stdio runtime that does not start
+                mark_raised_by(exc, "runtime")
+                raise
             limit_execute(min(args.execute_limit, CHILD_EXECUTE_LIMIT))
             if script is None:
                 script = build_resume_script(str(args.namespace), str(args.job), world)
@@ -307,7 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if isinstance(proxy, KillPoint):
                 answer["writes"] = proxy.writes
     except AdapterContractError as exc:
-        print(f"job_resume: the store broke the contract: {exc}", file=sys.stderr)
+        whose = "runtime" if raised_by_adapter(exc) in ("execute", "runtime") else "store"
+        print(f"job_resume: the {whose} broke the contract: {exc}", file=sys.stderr)
         return 3
     except ScriptError as exc:
         print(f"job_resume: {exc}", file=sys.stderr)
