@@ -74,16 +74,19 @@ _EOF = None
 T = TypeVar("T")
 
 
-def _timeout_from_env() -> float:
+def _timeout_from_env(error: type[ValueError] = StoreURLError) -> float:
+    """Seconds one answer may take, from ``MEMCONFORM_STDIO_TIMEOUT`` (a stdio
+    store's and a stdio runtime's alike); a value that is not a positive number
+    raises ``error``."""
     raw = os.environ.get("MEMCONFORM_STDIO_TIMEOUT")
     if not raw:
         return DEFAULT_TIMEOUT
     try:
         value = float(raw)
     except ValueError:
-        raise StoreURLError(f"MEMCONFORM_STDIO_TIMEOUT must be seconds, got {raw!r}") from None
-    if value <= 0:
-        raise StoreURLError(f"MEMCONFORM_STDIO_TIMEOUT must be positive, got {raw!r}")
+        raise error(f"MEMCONFORM_STDIO_TIMEOUT must be seconds, got {raw!r}") from None
+    if not value > 0:
+        raise error(f"MEMCONFORM_STDIO_TIMEOUT must be positive, got {raw!r}")
     return value
 
 

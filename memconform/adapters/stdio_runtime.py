@@ -42,7 +42,14 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from memconform.adapters.stdio import _child_env, _pump_lines, _pump_stderr, _shorten
+from memconform.adapters.stdio import (
+    DEFAULT_TIMEOUT,
+    _child_env,
+    _pump_lines,
+    _pump_stderr,
+    _shorten,
+    _timeout_from_env,
+)
 from memconform.adapters.stdio_server import RequestError, StdioServer, error_kind
 from memconform.contract import StoreError
 from memconform.harness import process_groups
@@ -59,8 +66,6 @@ __all__ = [
 
 PROTOCOL = "memconform.runtime/1"
 PREFIX = "stdio:"
-DEFAULT_TIMEOUT = 15.0
-"""Seconds the kit waits for one line of a runtime (``MEMCONFORM_STDIO_TIMEOUT``)."""
 
 _STORE_METHODS = frozenset({
     "append", "messages", "set_committed", "record_error", "errors", "append_record",
@@ -103,19 +108,6 @@ def stdio_target(target: str) -> str:
     words = [os.path.abspath(w) if not os.path.isabs(w) and os.path.isfile(w) else w
              for w in _words(target)]
     return PREFIX + shlex.join(words)
-
-
-def _timeout() -> float:
-    raw = os.environ.get("MEMCONFORM_STDIO_TIMEOUT")
-    if not raw:
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"MEMCONFORM_STDIO_TIMEOUT must be seconds, got {raw!r}") from None
-    if not value > 0:
-        raise ValueError(f"MEMCONFORM_STDIO_TIMEOUT must be positive, got {raw!r}")
-    return value
 
 
 class _Child:
@@ -436,4 +428,4 @@ def _seconds(params: Mapping[str, Any]) -> float:
 def open_stdio_runtime(target: str) -> StdioRuntime:
     """The runtime ``stdio:<command>`` names; the line timeout comes from
     ``MEMCONFORM_STDIO_TIMEOUT``."""
-    return StdioRuntime(_words(target), timeout=_timeout())
+    return StdioRuntime(_words(target), timeout=_timeout_from_env(ValueError))
