@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -201,13 +202,30 @@ class SQLiteStore:
         )
         self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._use_wal(timeout)
         self._conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
         if not self._has_schema():
             with self._write() as cur:
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
                         cur.execute(statement)
+
+    def _use_wal(self, timeout: float) -> None:
+        """Switch the file to write-ahead logging, waiting up to ``timeout`` for
+        other openers: SQLite answers a racing switch with "database is locked"
+        at once, without its busy handler, when several processes open a new
+        file together."""
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def _has_schema(self) -> bool:
         """Whether every table exists already (a read: opening never waits for writers)."""
