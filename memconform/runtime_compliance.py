@@ -28,16 +28,20 @@ import of the kit) goes with them.
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memconform.adapters.libraries.description import Library, declared
+from memconform.adapters.libraries.description import Library, RuntimeEntry, declared
+from memconform.adapters.node_frameworks import NODE_FRAMEWORKS
 from memconform.compliance import (
     SEVERITIES,
     Finding,
@@ -61,6 +65,9 @@ __all__ = [
     "RuntimeRun",
     "RuntimeTarget",
     "kept_runtime_runs",
+    "node_freeze",
+    "node_targets",
+    "prepare_node",
     "render_runtime_page",
     "run_runtime_target",
     "runtime_scripts",
@@ -86,7 +93,13 @@ class RuntimeTarget:
     one framework share one); ``hooks`` says, of the failure points the
     fingerprint could not run, which hooks the framework has and the adapter does
     not translate yet and which it lacks; ``lacks`` maps each other runtime
-    profile to why the framework is not judged on it."""
+    profile to why the framework is not judged on it.
+
+    ``node`` is set for a framework in TypeScript or JavaScript: its npm package
+    folder, relative to a checkout of the kit (``extra`` is then empty: the kit
+    runs in its own environment and the framework in Node.js, from that folder's
+    lock file); ``runtime`` is then a ``stdio:`` command whose file words are
+    relative to the checkout too."""
 
     name: str
     runtime: str
@@ -96,10 +109,13 @@ class RuntimeTarget:
     script: str
     hooks: str
     lacks: tuple[tuple[str, str], ...] = ()
+    node: str = ""
 
-    def command(self) -> str:
-        """The ``memconform run`` line this target's results come from."""
-        return f"memconform run --runtime {self.runtime} --profile {PROFILE} --fingerprint"
+    def command(self, runtime: str | None = None) -> str:
+        """The ``memconform run`` line this target's results come from (with
+        ``runtime`` in place of the target's own name, when given)."""
+        named = shlex.quote(runtime or self.runtime)
+        return f"memconform run --runtime {named} --profile {PROFILE} --fingerprint"
 
     def reproduce(self, rule: str | None = None) -> str:
         """Shell commands re-running this target (one rule, when given), from the
@@ -107,7 +123,20 @@ class RuntimeTarget:
         run = f"v/bin/{self.command()}"
         if rule is not None:
             run += f" --rule {rule}"
+        if self.node:
+            install = f"(cd {self.node} && npm ci) && python3 -m venv v && v/bin/pip install ."
+            return f"{install} && {run}"
         return f"python3 -m venv v && v/bin/pip install '.[{self.extra}]' && {run}"
+
+    def runtime_at(self, source: Path) -> str:
+        """The target's runtime name for a run outside ``source`` (a checkout of
+        the kit): a Node target's words naming files of the checkout made absolute."""
+        if not self.node:
+            return self.runtime
+        words = shlex.split(self.runtime.removeprefix("stdio:"))
+        return "stdio:" + shlex.join(
+            str(source / w) if (source / w).is_file() else w for w in words
+        )
 
 
 def runtime_targets(libraries: Iterable[Library]) -> tuple[RuntimeTarget, ...]:
@@ -120,11 +149,76 @@ def runtime_targets(libraries: Iterable[Library]) -> tuple[RuntimeTarget, ...]:
     )
 
 
-RUNTIME_TARGETS: tuple[RuntimeTarget, ...] = runtime_targets(declared())
+def node_targets(entries: Iterable[RuntimeEntry]) -> tuple[RuntimeTarget, ...]:
+    """The runtime targets of Node framework ``entries`` (no extra: see
+    :attr:`RuntimeTarget.node`)."""
+    return tuple(
+        RuntimeTarget(e.name, e.runtime, "", e.label, e.packages, e.script, e.hooks, e.lacks,
+                      e.node)
+        for e in entries
+    )
+
+
+RUNTIME_TARGETS: tuple[RuntimeTarget, ...] = (
+    *runtime_targets(declared()), *node_targets(NODE_FRAMEWORKS)
+)
 """Every framework runtime on the page, as the framework runtime modules declare
-them (:mod:`memconform.adapters.libraries.description`). A framework's new
+them (:mod:`memconform.adapters.libraries.description`), then the Node
+frameworks (:mod:`memconform.adapters.node_frameworks`). A framework's new
 runtime slots in with one entry in its module (and its findings in
 ``findings.toml``)."""
+
+
+def prepare_node(target: RuntimeTarget, source: Path, timeout: float = 600.0) -> str:
+    """Install a Node target's packages (``npm ci`` in its folder of ``source``,
+    unless its ``node_modules`` holds every locked version already); ``""`` when
+    done, else why not."""
+    folder = source / target.node
+    if node_freeze(folder) and node_freeze(folder) == _installed(folder):
+        return ""
+    if shutil.which("npm") is None:
+        return "npm is not on the PATH (Node.js 22 or later is needed)"
+    try:
+        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=folder,
+                              capture_output=True, text=True, check=False, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"npm ci in {target.node} failed: {exc}"
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-5:])
+        return f"npm ci in {target.node} exited {done.returncode}: {tail}"
+    return ""
+
+
+def _installed(folder: Path) -> str:
+    """The packages of ``folder``'s lock file as installed in its ``node_modules``
+    (:func:`node_freeze`'s lines, each with the installed version, ``-`` where
+    missing): equal to the freeze when ``npm ci`` has nothing to do."""
+    lines = []
+    for line in node_freeze(folder).splitlines():
+        name = line.partition("==")[0]
+        manifest = folder / "node_modules" / name / "package.json"
+        try:
+            version = str(json.loads(manifest.read_text(encoding="utf-8")).get("version"))
+        except (OSError, ValueError):
+            version = "-"
+        lines.append(f"{name}=={version}\n")
+    return "".join(lines)
+
+
+def node_freeze(folder: Path) -> str:
+    """The installed npm packages of ``folder`` as ``name==version`` lines, read
+    from its lock file (what ``npm ci`` installs), sorted; ``""`` without one."""
+    lock = folder / "package-lock.json"
+    if not lock.is_file():
+        return ""
+    packages = json.loads(lock.read_text(encoding="utf-8")).get("packages") or {}
+    pinned = {
+        path.rsplit("node_modules/", 1)[-1]: str(entry.get("version", "?"))
+        for path, entry in packages.items()
+        if path.startswith("node_modules/") and isinstance(entry, dict)
+        and "/node_modules/" not in path
+    }
+    return "".join(f"{name}=={version}\n" for name, version in sorted(pinned.items()))
 
 
 @dataclass(frozen=True)
@@ -152,10 +246,15 @@ class RuntimeRun:
 
 
 def run_runtime_target(
-    target: RuntimeTarget, venv: Path, results_file: Path, timeout: float
+    target: RuntimeTarget, venv: Path, results_file: Path, timeout: float,
+    source: Path | None = None,
 ) -> RuntimeRun:
     """Run the kit on ``target`` inside ``venv``; keep its results (fingerprint
     included) in ``results_file`` and its environment's freeze beside them.
+
+    A Node target (``venv`` unused) runs on the kit running this, its framework
+    from its folder of ``source`` (installed by :func:`prepare_node`); its
+    freeze is :func:`node_freeze`'s.
 
     The run's exit code says conformant (0) or not (1); anything else, or no
     results, or results without a fingerprint, is the run's ``problem``."""
@@ -163,8 +262,13 @@ def run_runtime_target(
         prefix=f"memconform-{target.name}-", ignore_cleanup_errors=True
     ) as work:
         out = Path(work) / "report"
-        command = [str(venv / "bin" / "memconform"), *target.command().split()[1:],
-                   "--out", str(out)]
+        if target.node:
+            root = source or Path.cwd()
+            kit = [sys.executable, "-m", "memconform"]
+            line = target.command(target.runtime_at(root.resolve()))
+        else:
+            kit, line = [str(venv / "bin" / "memconform")], target.command()
+        command = [*kit, *shlex.split(line)[1:], "--out", str(out)]
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
         try:
             done = run_group(command, work, env, timeout)
@@ -178,7 +282,7 @@ def run_runtime_target(
             return RuntimeRun(target, None, f"no results (exit {done.returncode}): {tail}")
         results_file.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(produced, results_file)
-        frozen = freeze(venv)
+        frozen = node_freeze((source or Path.cwd()) / target.node) if target.node else freeze(venv)
         freeze_file(results_file).write_text(frozen, encoding="utf-8")
     results = load_results(results_file)
     problem = "" if done.returncode in (0, 1) else f"the run exited {done.returncode}"
@@ -206,10 +310,11 @@ def kept_runtime_runs(out: Path, targets: Sequence[RuntimeTarget]) -> list[Runti
 
 def runtime_scripts(out: Path) -> dict[str, str]:
     """Target name -> its library-only reproduction script,
-    ``reproduce/runtime_<script>.py`` under ``out``, where one exists."""
+    ``reproduce/runtime_<script>.py`` under ``out`` (``.mjs`` for a Node
+    target), where one exists."""
     found = {}
     for target in RUNTIME_TARGETS:
-        relative = f"reproduce/runtime_{target.script}.py"
+        relative = f"reproduce/runtime_{target.script}.{'mjs' if target.node else 'py'}"
         if (out / relative).is_file():
             found[target.name] = relative
     return found
@@ -276,7 +381,11 @@ def _failure_lines(
     if not failed:
         return ["No save-policy rule failed.", ""]
     lines = []
-    if script:
+    if script and run.target.node:
+        lines += [f"With the framework alone, no kit: [{script}]({script}) "
+                  f"(`node {script.rsplit('/', 1)[-1]}` with the framework installed: "
+                  f"`npm ci` in {run.target.node}).", ""]
+    elif script:
         lines += [f"With the framework alone, no kit: [{script}]({script}) "
                   "(`python " + script.rsplit("/", 1)[-1] + "` in an environment holding "
                   "the framework).", ""]
@@ -309,7 +418,10 @@ def render_runtime_page(
         "Generated by `memconform compliance` from real runs of the kit, each framework in",
         "a virtual environment of its own holding only its extra (the versions are those",
         "of the run). A framework is driven through its public API by the kit's adapter",
-        "(`memconform/adapters/libraries/*_runtime.py`): its model calls go to the kit's",
+        "(`memconform/adapters/libraries/*_runtime.py`; for a TypeScript framework,",
+        "`node/frameworks/` over the stdio runtime protocol, the framework installed by",
+        "`npm ci` from the lock file there, whose versions the page shows and keeps as",
+        "the freeze): its model calls go to the kit's",
         "fake model, its tools to the kit's tools, its native hooks to the script's, and",
         "every write it makes to its memory goes to the kit's store through the recording",
         "proxy as the framework made it. Each is judged on the save-policy profile first:",

@@ -162,8 +162,10 @@ def test_the_runtime_targets_are_as_they_were() -> None:
     assert [
         (t.name, t.runtime, t.extra, t.label, t.packages, t.script,
          hashlib.sha256(repr((t.hooks, t.lacks)).encode()).hexdigest())
-        for t in RUNTIME_TARGETS
+        for t in runtime_targets(declared())
     ] == FRAMEWORK_TARGETS
+    # the page's targets are these, then the Node frameworks' (never a library's)
+    assert [t.name for t in RUNTIME_TARGETS if not t.node] == [t[0] for t in FRAMEWORK_TARGETS]
 
 
 # -- the declarations and pyproject.toml -------------------------------------------------

@@ -230,19 +230,36 @@ def _judge_targets(
         _said(run.problem, run.results)
     runtime_previous = {r.target.name: r for r in runtime_runs}
     for n, runtime in enumerate(runtime_targets, len(store_targets) + 1):
-        venv = _compliance_venv(n, total, runtime.name, runtime.extra, venvs, source)
+        if runtime.node:
+            venv = _node_packages(n, total, runtime, source)
+        else:
+            venv = _compliance_venv(n, total, runtime.name, runtime.extra, venvs, source)
         if isinstance(venv, str):
             runtime_previous[runtime.name] = runtime_compliance.RuntimeRun(runtime, None, venv)
             continue
         done = runtime_previous[runtime.name] = runtime_compliance.run_runtime_target(
             runtime, venv, out / runtime_compliance.KEPT / f"{runtime.name}.json",
-            args.timeout,
+            args.timeout, source,
         )
         _said(done.problem, done.results)
     return (
         [previous[t.name] for t in compliance.TARGETS],
         [runtime_previous[t.name] for t in runtime_compliance.RUNTIME_TARGETS],
     )
+
+
+def _node_packages(n: int, total: int, target: Any, source: Path) -> Path | str:
+    """Install Node target ``target``'s packages (the ``n``-th of ``total``); the
+    kit's own environment, or why they cannot be installed (said on stderr)."""
+    from memconform import runtime_compliance
+
+    print(f"[{n}/{total}] {target.name}: npm ci in {target.node}", flush=True)
+    problem = runtime_compliance.prepare_node(target, source)
+    if problem:
+        print(f"  {problem}", file=sys.stderr)
+        return problem
+    print(f"[{n}/{total}] {target.name}: running", flush=True)
+    return Path(sys.prefix)
 
 
 def _compliance_venv(

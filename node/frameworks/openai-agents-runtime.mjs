@@ -63,10 +63,10 @@
 //
 // Declarations
 // ------------
-// profiles ["save-policy"]; policies null (none declared: the SDK has no
-// save-policy setting, so a script's `save_policy` is passed nowhere; every
-// save-policy scenario still runs and is judged against the SDK's one
-// behaviour, and no save-policy class is claimed); hooks ["input_guardrail",
+// profiles ["save-policy"]; policies [] (it implements none: the SDK has no
+// save-policy setting, so the scenarios configuring one are unsupported and the
+// rest are judged against the SDK's one behaviour, as for the Python SDK's
+// adapter; no save-policy class is claimed); hooks ["input_guardrail",
 // "output_guardrail", "tool_error"] (run-end hooks, cancellation, approvals,
 // streaming and retries exist in the SDK but are not wired: those points are
 // unsupported, never emulated); provides ["ids"].
@@ -451,7 +451,7 @@ serve({
   name: "openai-agents-js",
   version: `@openai/agents ${SDK_VERSION} (agents-core ${CORE_VERSION})`,
   profiles: ["save-policy"],
-  policies: null,
+  policies: [],
   hooks: ["input_guardrail", "output_guardrail", "tool_error"],
   provides: ["ids"],
   async execute(script, kitEnv) {

@@ -72,6 +72,7 @@ class RuntimeEntry:
     script: str
     hooks: str
     lacks: tuple[tuple[str, str], ...] = ()
+    node: str = ""
 
 
 @dataclass(frozen=True)
