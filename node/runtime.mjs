@@ -1,5 +1,5 @@
 // The runtime side of the memconform runtime protocol (memconform.runtime/1,
-// see spec/runtime-protocol.md) for Node.js 20, with no dependencies.
+// see spec/runtime-protocol.md) for Node.js 20 or later, with no dependencies.
 //
 // A runtime written in JavaScript or TypeScript imports `serve` and hands it
 // an object:
@@ -26,8 +26,11 @@
 //   await env.store.capabilities(), await env.store.has(capability)
 // A call the script makes fail throws ScriptedFailure (its `error` is the
 // scripted error object); a store's refusal throws StoreFailure (its `kind` is
-// the store protocol's error kind). Anything else thrown out of `execute` is
-// answered as the runtime's own failure.
+// the store protocol's error kind). A runtime refusing the script's
+// configuration (an unknown mode, a negative window) throws
+// ConfigurationRefused before it runs anything, naming the setting: the kit
+// reads it as a Python runtime's ValueError. Anything else thrown out of
+// `execute` is answered as the runtime's own failure.
 //
 // The kit starts a fresh process for every script, so nothing needs resetting.
 // Standard output carries protocol lines only: console.log is sent to
@@ -52,6 +55,14 @@ export class StoreFailure extends Error {
     super(message);
     this.name = "StoreFailure";
     this.kind = kind;
+  }
+}
+
+/** The runtime refuses the script's configuration; the message names the setting. */
+export class ConfigurationRefused extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ConfigurationRefused";
   }
 }
 
@@ -157,6 +168,10 @@ export async function serve(runtime) {
       await writeLine({ id, result });
     } catch (error) {
       if (error instanceof ProtocolGone) process.exit(0);
+      if (error instanceof ConfigurationRefused && method === "execute") {
+        await writeLine({ id, error: { kind: "configuration", message: error.message } });
+        continue;
+      }
       await writeLine({ id, error: { kind: "internal", message: `${error?.name}: ${error?.message}` } });
     }
   }

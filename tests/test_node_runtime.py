@@ -76,3 +76,38 @@ def test_each_defect_of_the_twin_is_rejected(node: str, tmp_path: Path, defect: 
     assert code == 1, said
     passing = {rule for rule in DEFECTS[defect] if verdicts.get(rule) != "fail"}
     assert not passing, f"{defect} went unnoticed by {sorted(passing)}"
+
+
+def test_a_node_runtime_refusing_its_configuration_reads_as_a_value_error(
+    node: str, tmp_path: Path
+) -> None:
+    """``ConfigurationRefused`` thrown out of ``execute`` is the protocol's
+    ``configuration`` answer, which the kit reads as a Python runtime's
+    ``ValueError`` naming the setting; any other error stays the adapter's."""
+    from memconform.adapters.memory import MemoryStore
+    from memconform.adapters.stdio_runtime import ConfigurationRejected, StdioRuntime
+    from memconform.harness.environment import Environment
+    from memconform.harness.proxy import RecordingStore
+
+    harness = (ROOT / "node" / "runtime.mjs").as_uri()
+    child = tmp_path / "refusing.mjs"
+    child.write_text(
+        f'import {{ serve, ConfigurationRefused }} from "{harness}";\n'
+        'serve({ profiles: ["turns"], policies: null, hooks: null, provides: [],\n'
+        '  async execute(script) {\n'
+        '    if (script.history_window < 0) throw new ConfigurationRefused(\n'
+        '      `history_window must be 0 or more, got ${script.history_window}`);\n'
+        '    throw new Error("not a configuration problem");\n'
+        '  } });\n', encoding="utf-8")
+    runtime = StdioRuntime([node, str(child)], timeout=30)
+    try:
+        env = Environment({"history_window": -1}, RecordingStore(MemoryStore()))
+        with pytest.raises(ConfigurationRejected, match="history_window must be 0") as raised:
+            runtime.execute({"history_window": -1}, env)
+        assert isinstance(raised.value, ValueError)
+        other = Environment({"history_window": 2}, RecordingStore(MemoryStore()))
+        with pytest.raises(Exception, match="not a configuration problem") as wrong:
+            runtime.execute({"history_window": 2}, other)
+        assert not isinstance(wrong.value, ValueError)
+    finally:
+        runtime.close()
