@@ -28,6 +28,7 @@ import of the kit) goes with them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -99,7 +100,11 @@ class RuntimeTarget:
     folder, relative to a checkout of the kit (``extra`` is then empty: the kit
     runs in its own environment and the framework in Node.js, from that folder's
     lock file); ``runtime`` is then a ``stdio:`` command whose file words are
-    relative to the checkout too."""
+    relative to the checkout too. ``needs`` names the environment variable
+    holding the path of a framework built outside the kit (its built entry
+    file), handed to the runtime in its command; ``policies`` are the save
+    policies the framework has, under each of which the run also takes a
+    fingerprint (``memconform fingerprint --policy``)."""
 
     name: str
     runtime: str
@@ -110,6 +115,8 @@ class RuntimeTarget:
     hooks: str
     lacks: tuple[tuple[str, str], ...] = ()
     node: str = ""
+    needs: str = ""
+    policies: tuple[str, ...] = ()
 
     def command(self, runtime: str | None = None) -> str:
         """The ``memconform run`` line this target's results come from (with
@@ -121,6 +128,10 @@ class RuntimeTarget:
         """Shell commands re-running this target (one rule, when given), from the
         root of a checkout of the kit."""
         run = f"v/bin/{self.command()}"
+        if self.needs:  # the variable's value goes into the command, so double quotes
+            command = self.runtime.removeprefix("stdio:")
+            named = f'"stdio:env {self.needs}=${self.needs} {command}"'
+            run = f"v/bin/memconform run --runtime {named} --profile {PROFILE} --fingerprint"
         if rule is not None:
             run += f" --rule {rule}"
         if self.node:
@@ -133,10 +144,23 @@ class RuntimeTarget:
         the kit): a Node target's words naming files of the checkout made absolute."""
         if not self.node:
             return self.runtime
-        words = shlex.split(self.runtime.removeprefix("stdio:"))
-        return "stdio:" + shlex.join(
-            str(source / w) if (source / w).is_file() else w for w in words
-        )
+        words = [str(source / w) if (source / w).is_file() else w
+                 for w in shlex.split(self.runtime.removeprefix("stdio:"))]
+        if self.needs:
+            built = os.environ.get(self.needs, "")
+            words = ["env", f"{self.needs}={os.path.abspath(built) if built else ''}", *words]
+        return "stdio:" + shlex.join(words)
+
+    def built(self) -> str:
+        """Why a framework built outside the kit cannot run (its variable unset or
+        naming no file), or ``""``."""
+        if not self.needs:
+            return ""
+        value = os.environ.get(self.needs, "")
+        if not value or not Path(value).is_file():
+            return (f"set {self.needs} to the built entry file of the framework "
+                    f"(now {value!r})")
+        return ""
 
 
 def runtime_targets(libraries: Iterable[Library]) -> tuple[RuntimeTarget, ...]:
@@ -205,12 +229,15 @@ def _installed(folder: Path) -> str:
     return "".join(lines)
 
 
-def node_freeze(folder: Path) -> str:
+def node_freeze(folder: Path, needs: str = "") -> str:
     """The installed npm packages of ``folder`` as ``name==version`` lines, read
-    from its lock file (what ``npm ci`` installs), sorted; ``""`` without one."""
+    from its lock file (what ``npm ci`` installs), sorted; ``""`` without one.
+    With ``needs``, the framework the variable of that name points into (its
+    nearest ``package.json``) comes first."""
+    built = _built_package(os.environ.get(needs, "")) if needs else ""
     lock = folder / "package-lock.json"
     if not lock.is_file():
-        return ""
+        return built
     packages = json.loads(lock.read_text(encoding="utf-8")).get("packages") or {}
     pinned = {
         path.rsplit("node_modules/", 1)[-1]: str(entry.get("version", "?"))
@@ -218,7 +245,23 @@ def node_freeze(folder: Path) -> str:
         if path.startswith("node_modules/") and isinstance(entry, dict)
         and "/node_modules/" not in path
     }
-    return "".join(f"{name}=={version}\n" for name, version in sorted(pinned.items()))
+    return built + "".join(f"{name}=={version}\n" for name, version in sorted(pinned.items()))
+
+
+def _built_package(entry: str) -> str:
+    """``name==version`` of the package holding the file ``entry`` (its nearest
+    ``package.json`` upwards), or ``""``."""
+    if not entry:
+        return ""
+    for folder in Path(entry).resolve().parents:
+        manifest = folder / "package.json"
+        if manifest.is_file():
+            try:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return ""
+            return f"{data.get('name', '?')}=={data.get('version', '?')}\n"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -230,6 +273,9 @@ class RuntimeRun:
     results: Results | None
     problem: str = ""
     freeze: str = ""
+    fingerprints: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    """Policy -> the fingerprint taken with the scripts configuring it (the
+    target's ``policies``)."""
 
     def versions(self) -> str:
         """The target's packages as the run had them (``name==version, ...``)."""
@@ -258,20 +304,25 @@ def run_runtime_target(
 
     The run's exit code says conformant (0) or not (1); anything else, or no
     results, or results without a fingerprint, is the run's ``problem``."""
+    missing = target.built()
+    if missing:
+        return RuntimeRun(target, None, missing)
+    root = (source or Path.cwd()).resolve()
     with tempfile.TemporaryDirectory(
         prefix=f"memconform-{target.name}-", ignore_cleanup_errors=True
     ) as work:
         out = Path(work) / "report"
         if target.node:
-            root = source or Path.cwd()
             kit = [sys.executable, "-m", "memconform"]
-            line = target.command(target.runtime_at(root.resolve()))
+            line = target.command(target.runtime_at(root))
         else:
             kit, line = [str(venv / "bin" / "memconform")], target.command()
         command = [*kit, *shlex.split(line)[1:], "--out", str(out)]
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
         try:
             done = run_group(command, work, env, timeout)
+            prints = {policy: _fingerprint(kit, target.runtime_at(root), policy, work, env,
+                                           timeout) for policy in target.policies}
         except subprocess.TimeoutExpired:
             return RuntimeRun(
                 target, None, f"the run took longer than {timeout:.0f} s and was killed"
@@ -282,13 +333,42 @@ def run_runtime_target(
             return RuntimeRun(target, None, f"no results (exit {done.returncode}): {tail}")
         results_file.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(produced, results_file)
-        frozen = node_freeze((source or Path.cwd()) / target.node) if target.node else freeze(venv)
+        for policy, taken in prints.items():
+            if isinstance(taken, dict):
+                _policy_file(results_file, policy).write_text(
+                    json.dumps(taken, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+        frozen = node_freeze(root / target.node, target.needs) if target.node else freeze(venv)
         freeze_file(results_file).write_text(frozen, encoding="utf-8")
     results = load_results(results_file)
     problem = "" if done.returncode in (0, 1) else f"the run exited {done.returncode}"
     if not problem and results.fingerprint is None:
         problem = "the run took no fingerprint"
-    return RuntimeRun(target, results, problem, frozen)
+    unfinished = [f"{p}: {why}" for p, why in prints.items() if isinstance(why, str)]
+    if not problem and unfinished:
+        problem = "fingerprints not taken: " + "; ".join(unfinished)
+    taken_prints = {p: f for p, f in prints.items() if isinstance(f, dict)}
+    return RuntimeRun(target, results, problem, frozen, taken_prints)
+
+
+def _fingerprint(
+    kit: Sequence[str], runtime: str, policy: str, work: str, env: Mapping[str, str],
+    timeout: float,
+) -> dict[str, Any] | str:
+    """``memconform fingerprint --policy policy`` of ``runtime``: its JSON, or why
+    there is none. Exit 1 (a point differs from the policy) is a fingerprint."""
+    out = Path(work) / f"fingerprint-{policy}.json"
+    done = run_group([*kit, "fingerprint", "--runtime", runtime, "--policy", policy,
+                      "--out", str(out)], work, env, timeout)
+    if done.returncode not in (0, 1) or not out.is_file():
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+        return f"exit {done.returncode}: {tail}"
+    taken: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return taken
+
+
+def _policy_file(results_file: Path, policy: str) -> Path:
+    """Where the fingerprint under ``policy`` is kept beside ``results_file``."""
+    return results_file.with_name(f"{results_file.stem}.fingerprint-{policy}.json")
 
 
 def kept_runtime_runs(out: Path, targets: Sequence[RuntimeTarget]) -> list[RuntimeRun]:
@@ -302,7 +382,9 @@ def kept_runtime_runs(out: Path, targets: Sequence[RuntimeTarget]) -> list[Runti
         try:
             frozen = freeze_file(path)
             text = frozen.read_text(encoding="utf-8") if frozen.is_file() else ""
-            runs.append(RuntimeRun(target, load_results(path), freeze=text))
+            prints = {p: json.loads(_policy_file(path, p).read_text(encoding="utf-8"))
+                      for p in target.policies if _policy_file(path, p).is_file()}
+            runs.append(RuntimeRun(target, load_results(path), freeze=text, fingerprints=prints))
         except (OSError, ValueError) as exc:
             runs.append(RuntimeRun(target, None, f"kept results unreadable: {exc}"))
     return runs
@@ -371,6 +453,40 @@ def _fingerprint_lines(fingerprint: Mapping[str, Any]) -> list[str]:
             f"| {_md(seen['outcome'])} | {note} |"
         )
     return lines
+
+
+def _policy_lines(fingerprints: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Per policy the framework has: its fingerprint with the scripts configuring
+    that policy, against the simulator under the same policy, point by point."""
+    lines = [
+        "Each fingerprint below was taken with the scripts configuring one of the "
+        "framework's save policies and is compared with the reference simulator under "
+        "that same policy: each differing point shows what the framework stored and, "
+        "after it, what the reference stored.",
+        "",
+        "| scripts configure | points differing from that policy | nearest reference |",
+        "|---|---|---|",
+    ]
+    notes = []
+    for policy, taken in fingerprints.items():
+        reference = (taken.get("references") or {}).get(policy, {})
+        points = taken.get("points") or []
+        differing = []
+        for point in points:
+            theirs = reference.get(point["name"], {})
+            mine = point["stored"]
+            components = [c for c in mine if mine.get(c) != theirs.get(c)]
+            if components:
+                differing.append(point["name"])
+                said = "; ".join(f"{c}: {_md(mine[c])} ({policy}: {_md(theirs.get(c, '?'))})"
+                                 for c in components)
+                notes.append(f"- under {policy}, **{_md(point['name'])}**: {said}")
+        lines.append(
+            f"| {policy} | {len(differing)} of {len(points)}"
+            + (f": {_md(', '.join(differing))}" if differing else "")
+            + f" | {_md(str(taken.get('nearest')))} ({taken.get('distance')}) |"
+        )
+    return [*lines, "", *notes, *([""] if notes else [])]
 
 
 def _failure_lines(
@@ -495,6 +611,8 @@ def render_runtime_page(
                                       for p in unsupported) + ". " + target.hooks, ""]
         else:
             lines += ["No fingerprint was taken.", ""]
+        if run.fingerprints:
+            lines += ["### Under each of its save policies", "", *_policy_lines(run.fingerprints)]
         lines += ["### Findings", ""]
         lines += _failure_lines(run, findings, (scripts or {}).get(target.name))
         if target.lacks:

@@ -142,3 +142,22 @@ def test_the_framework_alone_reproduces_every_finding(node: str, target: Runtime
                           cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "NOT reproduced" not in done.stdout
+
+
+def test_a_fingerprint_per_policy_is_compared_with_that_policys_reference() -> None:
+    """The page's table compares each policy's fingerprint with the simulator
+    under the same policy, whatever reference happens to be nearest."""
+    from memconform.runtime_compliance import _policy_lines
+
+    same = {"appends": "[user] [assistant]", "stored": "user,assistant", "outcome": "completed"}
+    other = {**same, "appends": "[user,assistant]"}
+    taken = {
+        "nearest": "run", "distance": 0,
+        "points": [{"name": "none", "stored": other}, {"name": "tool throws", "stored": same}],
+        "references": {"message": {"none": same, "tool throws": same},
+                       "run": {"none": other, "tool throws": same}},
+    }
+    lines = _policy_lines({"message": taken})
+    assert "| message | 1 of 2: none | run (0) |" in lines
+    assert any("under message, **none**: appends: [user,assistant] (message: [user] "
+               "[assistant])" in line for line in lines)

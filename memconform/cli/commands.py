@@ -230,6 +230,10 @@ def _judge_targets(
         _said(run.problem, run.results)
     runtime_previous = {r.target.name: r for r in runtime_runs}
     for n, runtime in enumerate(runtime_targets, len(store_targets) + 1):
+        if runtime.built():  # built outside the kit and not here: its kept run stays
+            print(f"[{n}/{total}] {runtime.name}: not run, {runtime.built()}; "
+                  "its kept results stay", file=sys.stderr)
+            continue
         if runtime.node:
             venv = _node_packages(n, total, runtime, source)
         else:
