@@ -97,9 +97,9 @@ def test_a_folder_that_npm_cannot_install_says_why(tmp_path: Path) -> None:
 
 def test_a_node_target_names_its_files_from_the_checkout() -> None:
     for target in NODE_TARGETS:
-        words = target.runtime_at(ROOT).split()
-        assert Path(words[-1]).is_absolute()
-        assert Path(words[-1]).is_file()
+        files = [w for w in target.runtime_at(ROOT).split() if w.endswith(".mjs")]
+        assert files
+        assert all(Path(w).is_absolute() and Path(w).is_file() for w in files)
         assert f"(cd {target.node} && npm ci)" in target.reproduce("SP-001")
         assert target.reproduce("SP-001").endswith("--fingerprint --rule SP-001")
         assert f"'{target.runtime}'" in target.command()

@@ -26,6 +26,38 @@ _OPENAI_AGENTS_JS_LACKS = (
                         "(its run state can be serialised by the caller, not stored by it)"),
 )
 
+_LANGGRAPH_JS_LACKS = (
+    ("turns", "the prebuilt agent keeps the thread's messages in checkpoints: no turn "
+              "records, windows or digests"),
+    ("strict-write", "the prebuilt agent has no task writes or digests apart from the "
+                     "checkpointed messages"),
+    ("candidates", "the prebuilt agent extracts no memory candidates (its long-term store "
+                   "is written only by code the caller adds)"),
+    ("persisted-state", "the prebuilt agent keeps no job record and writes no fact: its "
+                        "graph state is the messages and the step budget, checkpointed as "
+                        "its durability mode says; a record or a knowledge entry exists only "
+                        "in nodes the caller writes, so those rules would judge the adapter"),
+)
+_LANGGRAPH_JS_HOOKS = (
+    "The prebuilt agent has no input or output guardrail, no run-end hook and no "
+    "cancellation hook, sets no retry policy on its model node, and its ToolNode's "
+    "tool-error handling is a boolean (on by default): the points needing those hooks are "
+    "not run."
+)
+_LANGGRAPH_JS_PACKAGES = ("@langchain/langgraph", "@langchain/langgraph-checkpoint",
+                          "@langchain/core")
+_MASTRA_LACKS = (
+    ("turns", "Memory's history window (lastMessages, 10 by default) is a read the adapter "
+              "does not translate to the turns profile yet; Mastra keeps no turn records or "
+              "digests"),
+    ("strict-write", "Mastra has no task writes or digests apart from the thread's messages"),
+    ("candidates", "Mastra's working memory and semantic recall (both off by default) are "
+                   "not memory candidates that are extracted, gated and promoted"),
+    ("persisted-state", "Mastra's Memory keeps threads and their messages; working memory "
+                        "(off by default) is one text or object per thread or resource that "
+                        "the model rewrites, with no record, provenance, cap or gate"),
+)
+
 NODE_FRAMEWORKS: tuple[RuntimeEntry, ...] = (
     RuntimeEntry(
         "openai-agents-js", "stdio:node node/frameworks/openai-agents-runtime.mjs",
@@ -36,6 +68,27 @@ NODE_FRAMEWORKS: tuple[RuntimeEntry, ...] = (
         "cancellation, approval, streaming or retries are not run (never emulated).",
         _OPENAI_AGENTS_JS_LACKS,
         node="node/frameworks",
+    ),
+    *(
+        RuntimeEntry(
+            name, f"stdio:node node/frameworks/langgraph-runtime.mjs{word}",
+            f"LangGraph.js: prebuilt ReAct agent, {mode}", _LANGGRAPH_JS_PACKAGES,
+            "langgraph_js", _LANGGRAPH_JS_HOOKS, _LANGGRAPH_JS_LACKS, node="node/frameworks",
+        )
+        for name, word, mode in (
+            ("langgraph-js", "", "default durability (async)"),
+            ("langgraph-js-sync", " sync", "durability sync"),
+            ("langgraph-js-exit", " exit", "durability exit"),
+        )
+    ),
+    RuntimeEntry(
+        "mastra", "stdio:node node/frameworks/mastra/mastra-runtime.mjs",
+        "Mastra: Agent.generate() with its Memory", ("@mastra/core", "@mastra/memory", "zod"),
+        "mastra",
+        "Mastra has streaming, tool approvals (requireApproval), model retries (maxRetries) "
+        "and abort signals, which the adapter does not translate yet, and no tool-error or "
+        "run-end hook: those points are not run (never emulated).",
+        _MASTRA_LACKS, node="node/frameworks/mastra",
     ),
 )
 """Every Node framework runtime on the runtimes page, in the order it is shown
