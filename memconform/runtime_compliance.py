@@ -178,7 +178,7 @@ def node_targets(entries: Iterable[RuntimeEntry]) -> tuple[RuntimeTarget, ...]:
     :attr:`RuntimeTarget.node`)."""
     return tuple(
         RuntimeTarget(e.name, e.runtime, "", e.label, e.packages, e.script, e.hooks, e.lacks,
-                      e.node)
+                      e.node, e.needs, e.policies)
         for e in entries
     )
 

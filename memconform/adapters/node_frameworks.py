@@ -58,6 +58,19 @@ _MASTRA_LACKS = (
                         "the model rewrites, with no record, provenance, cap or gate"),
 )
 
+_ANVIA_LACKS = (
+    ("turns", "the adapters translate the save-policy profile only: Anvia's history reads "
+              "and turn bookkeeping are not judged yet"),
+    ("strict-write", "not translated yet"),
+    ("candidates", "not translated yet"),
+    ("persisted-state", "not translated yet"),
+)
+_ANVIA_BUILT = (
+    " Anvia is not on the npm registry: its core is built from github.com/anvia-hq/anvia "
+    "outside the kit and named by the variable in the command; `memconform compliance` "
+    "keeps these results where the variable is unset."
+)
+
 NODE_FRAMEWORKS: tuple[RuntimeEntry, ...] = (
     RuntimeEntry(
         "openai-agents-js", "stdio:node node/frameworks/openai-agents-runtime.mjs",
@@ -89,6 +102,25 @@ NODE_FRAMEWORKS: tuple[RuntimeEntry, ...] = (
         "and abort signals, which the adapter does not translate yet, and no tool-error or "
         "run-end hook: those points are not run (never emulated).",
         _MASTRA_LACKS, node="node/frameworks/mastra",
+    ),
+    RuntimeEntry(
+        "anvia", "stdio:node node/frameworks/anvia-runtime.mjs",
+        "Anvia 1.0 RC (staging, 5a24bb23): Agent.generate() with its memory store",
+        ("@anvia/core",), "anvia",
+        "Anvia's public API has no hook that sees a tool error or a completed run and can "
+        "end the run (its AgentHook with onToolError and onRunEnd is internal): those points "
+        "are not run." + _ANVIA_BUILT,
+        _ANVIA_LACKS, node="node/frameworks", needs="MEMCONFORM_ANVIA_CORE",
+        policies=("message", "turn", "run"),
+    ),
+    RuntimeEntry(
+        "anvia-main", "stdio:node node/frameworks/anvia-main-runtime.mjs",
+        "Anvia main (ac59bee9): AgentBuilder, session prompt().send()",
+        ("@anvia/core",), "anvia_main",
+        "This line cannot suspend a run for approval nor resume one (a tool needing approval "
+        "is answered during the run): the approval points are not run." + _ANVIA_BUILT,
+        _ANVIA_LACKS, node="node/frameworks", needs="MEMCONFORM_ANVIA_MAIN_CORE",
+        policies=("message", "turn", "run"),
     ),
 )
 """Every Node framework runtime on the runtimes page, in the order it is shown

@@ -73,6 +73,8 @@ class RuntimeEntry:
     hooks: str
     lacks: tuple[tuple[str, str], ...] = ()
     node: str = ""
+    needs: str = ""
+    policies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
