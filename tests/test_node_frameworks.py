@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from memconform.catalogue import load_catalogue
+from memconform.compliance import TARGETS, load_findings
 from memconform.runtime_compliance import (
     KEPT,
     RUNTIME_TARGETS,
@@ -147,6 +149,12 @@ def test_the_framework_alone_reproduces_every_finding(node: str, target: Runtime
                           cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "NOT reproduced" not in done.stdout
+    names = {t.name for t in RUNTIME_TARGETS} | {t.name for t in TARGETS}
+    findings = load_findings(DOCS / "findings.toml", load_catalogue().ids, names)
+    wanted = {rule for (name, rule), f in findings.items()
+              if name == target.name and f.severity != "kit-side"}
+    missing = {rule for rule in wanted if f"{rule} reproduced:" not in done.stdout}
+    assert not missing, f"findings the script does not check: {sorted(missing)}"
 
 
 def test_a_fingerprint_per_policy_is_compared_with_that_policys_reference() -> None:

@@ -41,12 +41,14 @@ def test_a_reproduction_script_imports_nothing_from_the_kit(script: Path) -> Non
 
 def test_every_script_is_named_after_a_target() -> None:
     """A store target's script is ``<target>.py``, a runtime target's
-    ``runtime_<script>.py`` (durability modes of one framework share one)."""
+    ``runtime_<script>.py`` (``.mjs`` for a framework in Node.js; durability
+    modes of one framework share one)."""
     assert SCRIPTS, "no reproduction script"
     found = reproduction_scripts(ROOT / "docs")
     runtimes = runtime_scripts(ROOT / "docs")
     named = set(found.values()) | set(runtimes.values())
-    assert sorted(named) == sorted(f"reproduce/{s.name}" for s in SCRIPTS)
+    node = sorted((ROOT / "docs" / "reproduce").glob("*.mjs"))  # the TypeScript frameworks'
+    assert sorted(named) == sorted(f"reproduce/{s.name}" for s in [*SCRIPTS, *node])
     assert set(found) <= {t.name for t in TARGETS}
     assert set(runtimes) <= {t.name for t in RUNTIME_TARGETS}
 
