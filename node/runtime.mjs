@@ -143,6 +143,83 @@ function declaration(runtime) {
   };
 }
 
+// -- for framework adapters ---------------------------------------------------------
+
+/**
+ * `env` with every call queued behind the one before it: the protocol's pipe
+ * carries one call at a time, and a framework's concurrent work (parallel tools,
+ * a guardrail beside a model call) then reaches the kit in the order it asks.
+ */
+export function oneAtATime(env) {
+  let tail = Promise.resolve();
+  const one = (fn) => (...args) => {
+    const result = tail.then(() => fn(...args));
+    tail = result.then(() => undefined, () => undefined);
+    return result;
+  };
+  const store = {};
+  for (const [name, fn] of Object.entries(env.store)) store[name] = one(fn);
+  return {
+    model: one(env.model),
+    modelCalls: one(env.modelCalls),
+    tool: one(env.tool),
+    hook: one(env.hook),
+    emit: one(env.emit),
+    ledger: one(env.ledger),
+    ids: { next: one(env.ids.next) },
+    clock: { now: one(env.clock.now), advance: one(env.clock.advance) },
+    store,
+  };
+}
+
+/**
+ * A scripted failure as the error a provider, a tool or a hook would throw: an
+ * Error named by the scripted `type`, with its message, its `status` when
+ * scripted, and the scripted object as `error`.
+ */
+export function thrown(failure) {
+  const scripted = failure.error ?? {};
+  const error = new Error(String(scripted.message ?? failure.message ?? ""));
+  error.name = String(scripted.type ?? "Error");
+  if (scripted.status !== undefined) error.status = scripted.status;
+  error.error = scripted;
+  return error;
+}
+
+/** `await promise`, a ScriptedFailure rethrown as {@link thrown} makes it. */
+export async function orThrown(promise) {
+  try {
+    return await promise;
+  } catch (error) {
+    if (error instanceof ScriptedFailure) throw thrown(error);
+    throw error;
+  }
+}
+
+/** The store's refusals by kind, named as memconform.contract names them. */
+export const STORE_ERRORS = {
+  "duplicate-id": "DuplicateIdError",
+  conflict: "ConflictError",
+  "unsupported-value": "UnsupportedValueError",
+};
+
+/**
+ * `await promise` of a store call, a StoreFailure rethrown as the store's own
+ * error: an Error named from {@link STORE_ERRORS} (`StoreError` otherwise), the
+ * message and `kind` kept.
+ */
+export async function storeCall(promise) {
+  try {
+    return await promise;
+  } catch (error) {
+    if (!(error instanceof StoreFailure)) throw error;
+    const refused = new Error(error.message);
+    refused.name = STORE_ERRORS[error.kind] ?? "StoreError";
+    refused.kind = error.kind;
+    throw refused;
+  }
+}
+
 /** Answer the kit's requests with `runtime` until it says `close`. */
 export async function serve(runtime) {
   console.log = console.error; // stdout is the protocol's

@@ -140,7 +140,7 @@
 //   `outcome` event on the timeline once the stream has ended.
 
 import { readFileSync } from "node:fs";
-import { serve, ScriptedFailure, StoreFailure } from "../runtime.mjs";
+import { oneAtATime, orThrown, serve, storeCall } from "../runtime.mjs";
 import { Command, MemorySaver, interrupt } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -172,79 +172,6 @@ const MODEL_COMPONENT = "agent";
 const MESSAGE_KEY = "langgraph_message";
 const CHECKPOINT_KEY = "checkpoint";
 const scopeOf = (thread) => `langgraph/${thread}`;
-
-// -- one kit call at a time
-// ---------------------------------------------------------
-
-function serialised(env) {
-  let tail = Promise.resolve();
-  const one = (fn) => (...args) => {
-    const result = tail.then(() => fn(...args));
-    tail = result.then(() => undefined, () => undefined);
-    return result;
-  };
-  const store = {};
-  for (const [name, fn] of Object.entries(env.store)) store[name] = one(fn);
-  return {
-    model: one(env.model),
-    modelCalls: one(env.modelCalls),
-    tool: one(env.tool),
-    hook: one(env.hook),
-    emit: one(env.emit),
-    ledger: one(env.ledger),
-    ids: { next: one(env.ids.next) },
-    clock: { now: one(env.clock.now), advance: one(env.clock.advance) },
-    store,
-  };
-}
-
-// -- errors as LangGraph's code would meet them
-// ----------------------------------------
-
-/** A scripted failure as the error a provider or a tool would throw. */
-function thrown(failure) {
-  const scripted = failure.error ?? {};
-  const error = new Error(String(scripted.message ?? failure.message ?? ""));
-  error.name = String(scripted.type ?? "Error");
-  if (scripted.status !== undefined) error.status = scripted.status;
-  error.error = scripted;
-  return error;
-}
-
-async function orThrown(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof ScriptedFailure) throw thrown(error);
-    throw error;
-  }
-}
-
-// The store's refusal as a store's own error (the names of memconform.contract).
-const STORE_ERRORS = {
-  "duplicate-id": "DuplicateIdError",
-  conflict: "ConflictError",
-  "unsupported-value": "UnsupportedValueError",
-};
-
-async function storeCall(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    if (!(error instanceof StoreFailure)) throw error;
-    const refused = new Error(error.message);
-    refused.name = STORE_ERRORS[error.kind] ?? "StoreError";
-    refused.kind = error.kind;
-    throw refused;
-  }
-}
-
-class CheckpointRewriteError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "CheckpointRewriteError";
-  }
-}
 
 // -- langchain-core messages and kit messages
 // ----------------------------------------------
@@ -637,7 +564,7 @@ serve({
     if (script?.profile !== "save-policy") {
       throw new Error(`profile: the langgraph-js runtime runs only 'save-policy', not ${JSON.stringify(script?.profile)}`);
     }
-    const env = serialised(kitEnv);
+    const env = oneAtATime(kitEnv);
     const thread = String(script.thread ?? "thread");
     const durable = Boolean(await env.store.has("state"));
     const approvals = approvalIds(script);

@@ -89,7 +89,7 @@
 //   reaches the kit in the order it asks.
 
 import { readFileSync } from "node:fs";
-import { serve, ScriptedFailure, StoreFailure } from "../runtime.mjs";
+import { oneAtATime, orThrown, serve, storeCall } from "../runtime.mjs";
 import {
   Agent,
   InputGuardrailTripwireTriggered,
@@ -106,70 +106,6 @@ const CORE_VERSION = versionOf("@openai/agents-core");
 
 const MODEL_COMPONENT = "agent";
 const ITEM_KEY = "openai_agents_items";
-
-// -- one kit call at a time ---------------------------------------------------------
-
-function serialised(env) {
-  let tail = Promise.resolve();
-  const one = (fn) => (...args) => {
-    const result = tail.then(() => fn(...args));
-    tail = result.then(() => undefined, () => undefined);
-    return result;
-  };
-  const store = {};
-  for (const [name, fn] of Object.entries(env.store)) store[name] = one(fn);
-  return {
-    model: one(env.model),
-    modelCalls: one(env.modelCalls),
-    tool: one(env.tool),
-    hook: one(env.hook),
-    emit: one(env.emit),
-    ledger: one(env.ledger),
-    ids: { next: one(env.ids.next) },
-    clock: { now: one(env.clock.now), advance: one(env.clock.advance) },
-    store,
-  };
-}
-
-// -- errors as the SDK's code would meet them -----------------------------------------
-
-/** A scripted failure as the error a provider or a tool would throw. */
-function thrown(failure) {
-  const scripted = failure.error ?? {};
-  const error = new Error(String(scripted.message ?? failure.message ?? ""));
-  error.name = String(scripted.type ?? "Error");
-  if (scripted.status !== undefined) error.status = scripted.status;
-  error.error = scripted;
-  return error;
-}
-
-async function orThrown(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof ScriptedFailure) throw thrown(error);
-    throw error;
-  }
-}
-
-// The store's refusal as a store's own error (the names of memconform.contract).
-const STORE_ERRORS = {
-  "duplicate-id": "DuplicateIdError",
-  conflict: "ConflictError",
-  "unsupported-value": "UnsupportedValueError",
-};
-
-async function storeCall(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    if (!(error instanceof StoreFailure)) throw error;
-    const refused = new Error(error.message);
-    refused.name = STORE_ERRORS[error.kind] ?? "StoreError";
-    refused.kind = error.kind;
-    throw refused;
-  }
-}
 
 // -- items and kit messages -------------------------------------------------------------
 
@@ -458,7 +394,7 @@ serve({
     if (script?.profile !== "save-policy") {
       throw new Error(`profile: the openai-agents-js runtime runs only 'save-policy', not ${JSON.stringify(script?.profile)}`);
     }
-    const env = serialised(kitEnv);
+    const env = oneAtATime(kitEnv);
     const thread = String(script.thread ?? "thread");
     const runs = [];
     for (const spec of script.runs ?? []) {

@@ -128,7 +128,9 @@
 //   sequential); concurrent Mastra work reaches the kit in the order it asks.
 
 import { readFileSync } from "node:fs";
-import { serve, ScriptedFailure, StoreFailure } from "../../runtime.mjs";
+import {
+  oneAtATime, orThrown as scripted, serve, storeCall as stored,
+} from "../../runtime.mjs";
 import { Agent } from "@mastra/core/agent";
 import { MastraCompositeStore, MemoryStorage } from "@mastra/core/storage";
 import { createTool } from "@mastra/core/tools";
@@ -145,65 +147,6 @@ const PIECE_KEY = "mastra_of";
 const THREAD_SCOPE = "mastra/threads";
 const INPUT_GUARDRAIL = "memconform-input-guardrail";
 const OUTPUT_GUARDRAIL = "memconform-output-guardrail";
-
-// -- one kit call at a time -----------------------------------------------------------
-
-function oneAtATime(env) {
-  let last = Promise.resolve();
-  const queued = (fn) => (...args) => {
-    const call = last.then(() => fn(...args));
-    last = call.catch(() => undefined);
-    return call;
-  };
-  const store = Object.fromEntries(Object.entries(env.store).map(([name, fn]) => [name, queued(fn)]));
-  return {
-    model: queued(env.model),
-    tool: queued(env.tool),
-    hook: queued(env.hook),
-    emit: queued(env.emit),
-    ids: { next: queued(env.ids.next) },
-    store,
-  };
-}
-
-// -- errors as Mastra's code would meet them ---------------------------------------------
-
-/** A scripted failure as the error a provider, a tool or a processor would throw. */
-function asThrown(failure) {
-  const scripted = failure.error ?? {};
-  const error = new Error(String(scripted.message ?? failure.message ?? ""));
-  error.name = String(scripted.type ?? "Error");
-  if (scripted.status !== undefined) error.status = scripted.status;
-  error.error = scripted;
-  return error;
-}
-
-async function scripted(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof ScriptedFailure) throw asThrown(error);
-    throw error;
-  }
-}
-
-const STORE_ERRORS = {
-  "duplicate-id": "DuplicateIdError",
-  conflict: "ConflictError",
-  "unsupported-value": "UnsupportedValueError",
-};
-
-async function stored(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    if (!(error instanceof StoreFailure)) throw error;
-    const refused = new Error(error.message);
-    refused.name = STORE_ERRORS[error.kind] ?? "StoreError";
-    refused.kind = error.kind;
-    throw refused;
-  }
-}
 
 // -- JSON forms ---------------------------------------------------------------------
 
