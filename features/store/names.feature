@@ -9,7 +9,8 @@ Feature: Store names are exact strings
   LIKE 'name%' or a SCAN/KEYS pattern (prefixes and the wildcards % _ * ? [ ]
   match more than the name), keeps them in a column whose collation ignores
   case or trailing spaces (the defaults of MySQL and SQL Server), or
-  normalises Unicode on the way in. The twin sets are listed in
+  normalises Unicode on the way in, or takes an empty name for a default one
+  (`thread_id or "default"`). The twin sets are listed in
   memconform/steps/store_names.py.
 
   Rule: Two thread ids that differ in any code point are two threads
@@ -75,3 +76,28 @@ Feature: Store names are exact strings
         | Unicode normalisation |
         | separator             |
         | wildcard              |
+
+  Rule: The empty name is a name of its own, never a fallback
+
+    @ST-035
+    Scenario Outline: Store keeps the empty thread id apart from "<fallback>"
+      When the empty thread id and "<fallback>" are each appended a message of their own
+      Then the empty thread id and "<fallback>" each hold their own message only
+
+      Examples: names a store may fall back on
+        | fallback |
+        | default  |
+        | main     |
+        | global   |
+
+    @ST-035 @state
+    Scenario: Store keeps the empty job scope apart from "default"
+      Given the store claims the "state" capability
+      When a state key is written in the empty job scope and in "default"
+      Then that key of the empty job scope and of "default" reads its own value
+
+    @ST-035 @knowledge
+    Scenario: Store keeps the empty knowledge scope apart from "default"
+      Given the store claims the "knowledge" capability
+      When a fact is stored in the empty knowledge scope and in "default"
+      Then that fact of the empty knowledge scope and of "default" is its own

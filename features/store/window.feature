@@ -48,6 +48,25 @@ Feature: Store reads and history windows
       Then the store call is refused with ValueError
       And store thread "A" holds 3 messages
 
+    @ST-005
+    Scenario: Store refuses a window size of 2.5, which is not a whole number
+      Given store thread "A" holds 3 messages appended in batches of 3
+      When a window of 2.5 messages of store thread "A" is requested
+      Then the store call is refused
+      And store thread "A" holds 3 messages
+
+    @ST-005
+    Scenario Outline: Store refuses a window size of <size> or reads it as 2
+      Given store thread "A" holds 3 messages appended in batches of 3
+      When a window of <size> messages of store thread "A" is requested
+      Then the store call is refused or returns messages 2 to 3
+      And store thread "A" holds 3 messages
+
+      Examples: a whole size written as a float or as text
+        | size |
+        | 2.0  |
+        | "2"  |
+
   Rule: Reading without a limit returns everything, never capped
 
     @ST-006

@@ -648,6 +648,25 @@ class NormalisedNames(_RenamedNames):
         super().append(thread_id, [replace(m, id=self.name(m.id)) for m in batch])
 
 
+class EmptyNameDefaulted(_RenamedNames):
+    """An empty thread id or scope is taken as ``"default"`` (``thread_id or
+    "default"``, a fallback for callers that pass none), so the empty id and
+    ``"default"`` name one thread."""
+
+    @staticmethod
+    def name(value: str) -> str:
+        return value or "default"
+
+
+class LimitCoerced(_Wrapper):
+    """A window size is passed through ``int()``: ``2.5`` reads as 2, ``"3"`` as
+    3 and ``True`` as 1, where the contract refuses anything but a whole
+    number."""
+
+    def messages(self, thread_id: str, limit: Any = None, **kw: Any) -> list[Message]:
+        return self._messages(thread_id, None if limit is None else int(limit), **kw)
+
+
 class PrefixMatchedNames(_Wrapper):
     """Reading a thread or listing a knowledge scope matches by prefix (``LIKE 'id%'``,
     ``SCAN id*``): it also returns what is stored under every longer id it begins."""
@@ -768,6 +787,8 @@ MUTANTS: list[Mutant] = [
     store_mutant("store-prefix-matched-names", PrefixMatchedNames, "ST-035"),
     store_mutant("store-case-folded-names", CaseFoldedNames, "ST-035"),
     store_mutant("store-normalised-names", NormalisedNames, "ST-035"),
+    store_mutant("store-empty-name-defaulted", EmptyNameDefaulted, "ST-035"),
+    store_mutant("store-limit-coerced", LimitCoerced, "ST-005"),
     store_mutant("store-damaged-skipped", DamagedSkipped, "ST-037"),
     store_mutant("store-damaged-defaulted", DamagedDefaulted, "ST-037"),
     store_mutant("store-damaged-last", DamagedLast, "ST-037"),

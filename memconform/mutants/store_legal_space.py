@@ -223,6 +223,30 @@ class PagesDropHidden(StoreWrapper):
         return found
 
 
+class StateKeysJoined(StoreWrapper):
+    """Working state is kept in one flat key space, each entry under
+    ``"<scope>:<key>"``: scope ``a:b`` with key ``c`` and scope ``a`` with key
+    ``b:c`` are one entry."""
+
+    def read_state(self, scope: str, key: str) -> StateEntry | None:
+        found = self.inner.read_state("", f"{scope}:{key}")
+        return None if found is None else replace(found, key=key)
+
+    def write_state(self, scope: str, key: str, value: JSONValue, expected: int | None) -> Any:
+        written = self.inner.write_state("", f"{scope}:{key}", value, expected)
+        return replace(written, key=key)
+
+
+class FactsInUtf16Order(StoreWrapper):
+    """Facts are listed in the order of their subjects' UTF-16 code units (the
+    order of Java's, JavaScript's and SQL Server's string comparison): a
+    subject beyond U+FFFF sorts before one between U+E000 and U+FFFF."""
+
+    def facts(self, scope: str) -> list[Fact]:
+        every = list(self.inner.facts(scope))
+        return sorted(every, key=lambda f: f.subject.encode("utf-16-be"))
+
+
 MUTANTS: list[Mutant] = [
     store_mutant("store-errors-by-recorded-at", ErrorsByRecordedAt, "ST-022"),
     store_mutant("store-versions-compared-as-text", VersionsComparedAsText, "ST-025 ST-026"),
@@ -235,5 +259,7 @@ MUTANTS: list[Mutant] = [
     store_mutant("store-records-grouped-by-thread", RecordsGroupedByThread, "ST-024"),
     store_mutant("store-forget-by-tombstone", ForgetByTombstone, "ST-030"),
     store_mutant("store-pages-drop-hidden", PagesDropHidden, "ST-019"),
+    store_mutant("store-state-keys-joined", StateKeysJoined, "ST-027 ST-035"),
+    store_mutant("store-facts-in-utf16-order", FactsInUtf16Order, "ST-028"),
 ]
 """Every legal-space store mutant; ``kills`` lists the rules the sweep charges."""

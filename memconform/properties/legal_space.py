@@ -21,8 +21,8 @@ from __future__ import annotations
 from memconform.values import JSONValue
 
 __all__ = [
-    "COUNTS", "FIELDS", "IDENTIFIERS", "NUMBERS", "SEPARATORS", "TEXTS", "TIMESTAMPS", "TWINS",
-    "VALUES",
+    "COUNTS", "FIELDS", "IDENTIFIERS", "NUMBERS", "SEPARATORS", "TEXTS", "TIMESTAMPS",
+    "TWINS", "VALUES",
 ]
 
 _MIB = 1 << 20
@@ -47,8 +47,8 @@ the column sizes backends use (255, 4096, 65,535 bytes in UTF-8, one MiB)."""
 
 IDENTIFIERS: tuple[str, ...] = (
     "k", "K", "k ", " k", "k\t", "k.", "k:x", "k/x", "k%", "k_", "k*", "k?", "k\\x",
-    "k[ab]", "ka", "\u00e9", "e\u0301", "\u212b", "\u00c5", "0", "00", "1", "01", "1.0", "null",
-    "true",
+    "k[ab]", "ka", "\u00e9", "e\u0301", "\u212b", "\u00c5", "\uff4b", "0", "00", "1", "01",
+    "1.0", "null", "true", "default",
     "\U0001f600", "\u202ek", "k x", "k+x", "k%20x", "k%2Fx", "k%252Fx", "%6B", "k&x=y", "k#x",
     "k" * 63, "k" * 64, "k" * 255, "k" * 256, "k" * 1000,
 )
@@ -58,7 +58,10 @@ each names something of its own (ST-035). Case and trailing-space twins, the
 three spellings of \u00c5, numbers that parse alike, separator and wildcard
 characters (a bracket class beside a name it matches), names a URL encoder or
 decoder takes for others (a space and a plus, percent escapes decoded once or
-twice, query characters), and lengths at common key-column sizes."""
+twice, query characters), a fallback name (``default``), a full-width letter
+(folded by NFKC, and between U+E000 and U+FFFF, where UTF-16 order and code
+point order part from the emoji), and lengths at common key-column sizes."""
+
 
 NUMBERS: tuple[JSONValue, ...] = (
     0, 1, -1, 2**31 - 1, 2**31, 2**32, 2**53, 2**53 + 1, 2**63 - 1, -(2**63), 10**20,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 import unicodedata
 import uuid
 from collections.abc import Callable
@@ -194,13 +195,17 @@ def _ids_of(outcome: tuple[str, Any]) -> tuple[str, Any]:
     return outcome
 
 
+_HARD = re.compile("[\x00\ud800-\udfff]")
+"""NUL or a lone surrogate: the characters a store may refuse (ST-015)."""
+
+
 def _holds_hard_text(batch: list[Message]) -> bool:
     """Whether any text of ``batch`` (message text, or a string in its parts or
     metadata) holds NUL or a lone surrogate: what a store may refuse (ST-015)."""
 
     def hard(value: Any) -> bool:
         if isinstance(value, str):
-            return any(c == "\x00" or "\ud800" <= c <= "\udfff" for c in value)
+            return _HARD.search(value) is not None
         if isinstance(value, dict):
             return any(hard(k) or hard(v) for k, v in value.items())
         if isinstance(value, list | tuple):

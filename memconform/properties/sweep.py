@@ -29,6 +29,12 @@ __all__ = ["SECTIONS", "Section", "Sweep", "sweep"]
 
 _REFUSED = ("raised", "UnsupportedValueError")
 
+HERE = "<space>"
+"""Stands for the section's namespace inside a name (the joined scope-and-key
+twins): expanded where the name is namespaced, so an exported counterexample
+replayed in a namespace of its own still names twins that one joined string
+would confuse."""
+
 
 def _message(n: int, **fields: Any) -> Message:
     """The ``n``-th message of a section: roles in turn, a part on tool messages."""
@@ -53,6 +59,12 @@ def _ladder(name: str, below: int, above: int = 0) -> list[int]:
 class Sweep(StoreModel):
     """The store model with the sweep's operations; each records a step that
     :meth:`replay` repeats."""
+
+    def scope(self, name: str) -> str:
+        return super().scope(name.replace(HERE, self.space))
+
+    def key(self, name: str) -> str:
+        return super().key(name.replace(HERE, self.space))
 
     def put(self, thread: str, batch: list[Message], rules: Sequence[str] = ("ST-001",)) -> None:
         """Append ``batch`` as given; a refusal of a value the store cannot hold is
@@ -450,20 +462,19 @@ def working_state(run: Sweep) -> None:
     run.look_state("job", ["counter"], ("ST-025", "ST-026"))
     for scope in space.IDENTIFIERS:
         run.look_state(scope, ["shared"], ("ST-027", "ST-035"))
-    for n, (scope, key, other_scope, other_key) in enumerate(_joined(run)):
+    for n, (scope, key, other_scope, other_key) in enumerate(_joined()):
         run.write(scope, key, f"first {n}", None, ("ST-027", "ST-035"))
         run.write(other_scope, other_key, f"second {n}", None, ("ST-027", "ST-035"))
         run.look_state(scope, [key], ("ST-027", "ST-035"))
         run.look_state(other_scope, [other_key], ("ST-027", "ST-035"))
 
 
-def _joined(run: Sweep) -> list[tuple[str, str, str, str]]:
+def _joined() -> list[tuple[str, str, str, str]]:
     """Pairs of (scope, key) that one string would name if a store joined a scope
     and a key (both namespaced) with a separator of the catalogue: the scope
     ``a<sep><ns>/b`` with the key ``c``, and the scope ``a`` with the key
-    ``b<sep><ns>/c``."""
-    ns = run.space
-    return [(f"a{sep}{ns}/b", "c", "a", f"b{sep}{ns}/c") for sep in space.SEPARATORS]
+    ``b<sep><ns>/c`` (``<ns>`` written as :data:`HERE`)."""
+    return [(f"a{sep}{HERE}/b", "c", "a", f"b{sep}{HERE}/c") for sep in space.SEPARATORS]
 
 
 def knowledge(run: Sweep) -> None:
@@ -496,7 +507,7 @@ def knowledge(run: Sweep) -> None:
         run.keep_fact("names", _fact(subject, n))
     run.look_facts("names", ordered=False, rules=("ST-029", "ST-035"))
     run.look_facts("names", rules=("ST-028",))  # ordered by subject, code point by code point
-    for n, (scope, subject, other_scope, other_subject) in enumerate(_joined(run)):
+    for n, (scope, subject, other_scope, other_subject) in enumerate(_joined()):
         run.keep_fact(scope, _fact(subject, n))
         run.keep_fact(other_scope, _fact(other_subject, n + 1))
         run.look_facts(scope, rules=("ST-031", "ST-035"))

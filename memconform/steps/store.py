@@ -134,6 +134,12 @@ def _refused(store_scene: StoreScene, name: str) -> None:
         )
 
 
+@then("the store call is refused")
+def _refused_somehow(store_scene: StoreScene) -> None:
+    if store_scene.raised is None:
+        raise Mismatch("the store call", "refused with an exception", "it succeeded")
+
+
 @then("the store append raised")
 def _append_raised(store_scene: StoreScene) -> None:
     if store_scene.raised is None:

@@ -145,31 +145,48 @@ def _job(scene: StoreScene, twin: str) -> str:
     return scene.thread(f"job-{twin}")
 
 
-@when(parsers.parse('state key "{key}" is written in each of the "{kind}" job scopes'))
-def _write_each(store: RecordingStore, store_scene: StoreScene, key: str, kind: str) -> None:
-    for twin in _twins(kind):
-        scope = _job(store_scene, twin)
+def _write_states(
+    store: RecordingStore, scene: StoreScene, key: str, scopes: list[tuple[str, str]]
+) -> None:
+    """Write ``key`` in each ``(name, scope)``, its value naming ``name``; a
+    name whose write is refused as unsupported is kept in ``refused_names``."""
+    for name, scope in scopes:
         refused, _ = _refused(
-            "write_state", partial(store.write_state, scope, key, {"scope": twin}, None)
+            "write_state", partial(store.write_state, scope, key, {"scope": name}, None)
         )
         if refused:
-            store_scene.refused_names.add(twin)
+            scene.refused_names.add(name)
 
 
-@then(parsers.parse('state key "{key}" of each of the "{kind}" job scopes reads its own value'))
-def _each_reads_own(store: RecordingStore, store_scene: StoreScene, key: str, kind: str) -> None:
-    for twin in _twins(kind):
-        scope = _job(store_scene, twin)
-        what = f"state {key!r} of job scope {twin!r}"
-        if twin in store_scene.refused_names:
+def _states_read_own(
+    store: RecordingStore, scene: StoreScene, key: str, scopes: list[tuple[str, str, str]]
+) -> None:
+    """Each ``(name, scope, word)`` reads back the value :func:`_write_states` gave
+    ``name`` at version 1 (or is empty, or refused again, when its write was
+    refused); ``word`` names the scope in the evidence."""
+    for name, scope, word in scopes:
+        what = f"state {key!r} of job scope {word}"
+        if name in scene.refused_names:
             _refused_or_empty("read_state", partial(store.read_state, scope, key), None, what)
             continue
         entry = must_succeed("read_state", partial(store.read_state, scope, key))
         expect_equal(
             what,
-            StateEntry(key, {"scope": twin}, 1).to_json(),
+            StateEntry(key, {"scope": name}, 1).to_json(),
             None if entry is None else entry.to_json(),
         )
+
+
+@when(parsers.parse('state key "{key}" is written in each of the "{kind}" job scopes'))
+def _write_each(store: RecordingStore, store_scene: StoreScene, key: str, kind: str) -> None:
+    _write_states(store, store_scene, key, [(t, _job(store_scene, t)) for t in _twins(kind)])
+
+
+@then(parsers.parse('state key "{key}" of each of the "{kind}" job scopes reads its own value'))
+def _each_reads_own(store: RecordingStore, store_scene: StoreScene, key: str, kind: str) -> None:
+    _states_read_own(
+        store, store_scene, key, [(t, _job(store_scene, t), repr(t)) for t in _twins(kind)]
+    )
 
 
 # -- knowledge scopes --
@@ -190,14 +207,20 @@ def _own_fact(subject: str, twin: str) -> Fact:
     )
 
 
+def _put_facts(
+    store: RecordingStore, scene: StoreScene, subject: str, scopes: list[tuple[str, str]]
+) -> None:
+    """Store a fact about ``subject`` in each ``(name, scope)``, its statement
+    naming ``name``; a refused name is kept in ``refused_names``."""
+    for name, scope in scopes:
+        refused, _ = _refused("put_fact", partial(store.put_fact, scope, _own_fact(subject, name)))
+        if refused:
+            scene.refused_names.add(name)
+
+
 @when(parsers.parse('a fact about "{subject}" is stored in each of the "{kind}" knowledge scopes'))
 def _put_each(store: RecordingStore, store_scene: StoreScene, subject: str, kind: str) -> None:
-    for twin in _twins(kind):
-        scope = _kb(store_scene, twin)
-        fact = _own_fact(subject, twin)
-        refused, _ = _refused("put_fact", partial(store.put_fact, scope, fact))
-        if refused:
-            store_scene.refused_names.add(twin)
+    _put_facts(store, store_scene, subject, [(t, _kb(store_scene, t)) for t in _twins(kind)])
 
 
 @then(
@@ -223,3 +246,87 @@ def _each_holds_fact(
         )
         listed = must_succeed("facts", partial(store.facts, scope))
         expect_equal(what, [own.to_json()], [f.to_json() for f in listed])
+
+
+# -- the empty name beside a fallback name --
+#
+# These places are not namespaced: the empty name is the one name a namespace
+# cannot hold. The store may already hold data under them (an earlier run on a
+# persistent store), so each entry is named by the scenario's namespace and a
+# check looks for the scenario's own entries only.
+
+
+def _places(fallback: str) -> tuple[tuple[str, str], ...]:
+    """The two places of a scenario, each with the word that names it in evidence."""
+    return (("", "the empty name"), (fallback, repr(fallback)))
+
+
+def _entry(scene: StoreScene, place: str) -> str:
+    """The id, key or subject of the scenario's entry in ``place``."""
+    return scene.thread(f"in-{place or 'empty'}")
+
+
+@when(
+    parsers.parse('the empty thread id and "{fallback}" are each appended a message of their own')
+)
+def _append_empty_and_fallback(
+    store: RecordingStore, store_scene: StoreScene, fallback: str
+) -> None:
+    for place, _ in _places(fallback):
+        message = Message(id=_entry(store_scene, place), role="user", text=f"in {place!r}")
+        refused, _ = _refused("append", partial(store.append, place, [message]))
+        if refused:
+            store_scene.refused_names.add(place)
+
+
+@then(parsers.parse('the empty thread id and "{fallback}" each hold their own message only'))
+def _empty_and_fallback_hold_own(
+    store: RecordingStore, store_scene: StoreScene, fallback: str
+) -> None:
+    for place, word in _places(fallback):
+        other = next(p for p, _ in _places(fallback) if p != place)
+        ids = {m.id for m in must_succeed("messages", partial(store.messages, place))}
+        own = place not in store_scene.refused_names
+        expect_equal(f"whether thread {word} holds its own message",
+                     own, _entry(store_scene, place) in ids)
+        expect_equal(f"whether thread {word} holds the message of thread {other!r}",
+                     False, _entry(store_scene, other) in ids)
+
+
+@when(parsers.parse('a state key is written in the empty job scope and in "{fallback}"'))
+def _write_empty_and_fallback(
+    store: RecordingStore, store_scene: StoreScene, fallback: str
+) -> None:
+    places = [(place, place) for place, _ in _places(fallback)]
+    _write_states(store, store_scene, _entry(store_scene, "state"), places)
+
+
+@then(parsers.parse('that key of the empty job scope and of "{fallback}" reads its own value'))
+def _empty_and_fallback_read_own(
+    store: RecordingStore, store_scene: StoreScene, fallback: str
+) -> None:
+    places = [(place, place, word) for place, word in _places(fallback)]
+    _states_read_own(store, store_scene, _entry(store_scene, "state"), places)
+
+
+@when(parsers.parse('a fact is stored in the empty knowledge scope and in "{fallback}"'))
+def _put_empty_and_fallback(
+    store: RecordingStore, store_scene: StoreScene, fallback: str
+) -> None:
+    places = [(place, place) for place, _ in _places(fallback)]
+    _put_facts(store, store_scene, _entry(store_scene, "fact"), places)
+
+
+@then(parsers.parse('that fact of the empty knowledge scope and of "{fallback}" is its own'))
+def _empty_and_fallback_facts_own(
+    store: RecordingStore, store_scene: StoreScene, fallback: str
+) -> None:
+    subject = _entry(store_scene, "fact")
+    for place, word in _places(fallback):
+        what = f"the fact about {subject!r} in knowledge scope {word}"
+        if place in store_scene.refused_names:
+            _refused_or_empty("get_fact", partial(store.get_fact, place, subject), None, what)
+            continue
+        fact = must_succeed("get_fact", partial(store.get_fact, place, subject))
+        expect_equal(what, _own_fact(subject, place).to_json(),
+                     None if fact is None else fact.to_json())

@@ -5,6 +5,7 @@ a fresh store, and what a read returns (``features/store/window.feature``).
 from __future__ import annotations
 
 import contextlib
+import json
 
 from pytest_bdd import parsers, then, when
 
@@ -24,9 +25,25 @@ def _read_all(store: RecordingStore, store_scene: StoreScene, name: str) -> None
     store_scene.read = read_thread(store, store_scene.thread(name))
 
 
-@when(parsers.parse('a window of {size:d} messages of store thread "{name}" is requested'))
-def _request_window(store: RecordingStore, store_scene: StoreScene, name: str, size: int) -> None:
-    attempt(store_scene, lambda: store.messages(store_scene.thread(name), size))
+@when(parsers.parse('a window of {size} messages of store thread "{name}" is requested'))
+def _request_window(store: RecordingStore, store_scene: StoreScene, name: str, size: str) -> None:
+    """``size`` is a JSON value: ``-1``, ``2.5``, ``"2"``. What an accepted call
+    returns is kept as the read."""
+    limit = json.loads(size)
+
+    def read() -> None:
+        store_scene.read = list(store.messages(store_scene.thread(name), limit))
+
+    store_scene.read = None
+    attempt(store_scene, read)
+
+
+@then(parsers.parse("the store call is refused or returns messages {first:d} to {last:d}"))
+def _refused_or_read(store_scene: StoreScene, first: int, last: int) -> None:
+    """Either answer is legal; any other window is the size read as another."""
+    if store_scene.raised is None:
+        expect_ids("the messages read", [f"m{i}" for i in range(first, last + 1)],
+                   store_scene.read or [])
 
 
 @when("the store reader changes the returned list and the metadata and parts of a returned message")

@@ -14,6 +14,14 @@ from tests.mutant_harness import rejected_rules, rules_with, run_suite
 TARGET = "tests/features/test_store.py"
 MUTANTS = [*store.MUTANTS, *store_processes.MUTANTS]
 MULTI_PROCESS_MUTANTS = store.MULTI_PROCESS_MUTANTS | store_processes.MULTI_PROCESS_MUTANTS
+TIMED_KILLS = frozenset({
+    "store-row-by-row", "store-checks-then-row-by-row", "store-cas-checked-by-a-read",
+})
+"""Mutants the kit has no point inside of: the row-by-row writers (the kills that
+catch them fall where timing puts them) and the compare-and-set checked by a read
+(racing writers in two processes meet in its gap only as the scheduler lets them),
+so a run that misses on a loaded machine gets another try."""
+TIMED_RETRIES = 2
 
 
 def _store_options(name: str | None, tmp_path: Path) -> list[str]:
@@ -30,6 +38,17 @@ def test_mutant_is_killed(mutant, tmp_path: Path) -> None:
     )
     rejected = rejected_rules(mutant, outcomes)
     missed = sorted(mutant.kills - rejected)
+    for n in range(TIMED_RETRIES if mutant.name in TIMED_KILLS else 0):
+        if not missed:
+            break
+        folder = tmp_path / f"again-{n}"
+        # caught by kills at times spread over an append (no row point): best
+        # effort, its rate is measured in tests/test_process_checks.py
+        again = run_suite(
+            TARGET, folder, "--memconform-mutant", mutant.name,
+            *_store_options(mutant.name, folder), "-m", " or ".join(missed),
+        )
+        missed = sorted(set(missed) - rejected_rules(mutant, again))
     assert not missed, f"{mutant.name} ({mutant.doc}) survived the scenarios of {missed}"
 
 
@@ -47,7 +66,10 @@ def test_working_stores_pass_every_store_scenario(url: str, tmp_path: Path) -> N
     assert len(outcomes) >= 50
 
 
-NAME_MUTANTS = ("store-prefix-matched-names", "store-case-folded-names", "store-normalised-names")
+NAME_MUTANTS = (
+    "store-prefix-matched-names", "store-case-folded-names", "store-normalised-names",
+    "store-empty-name-defaulted",
+)
 
 
 @pytest.mark.slow

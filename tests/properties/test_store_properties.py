@@ -34,6 +34,14 @@ NOT_YET_REACHED: dict[str, str] = {
     "store-damaged-skipped": _NO_DAMAGE,
     "store-damaged-defaulted": _NO_DAMAGE,
     "store-damaged-last": _NO_DAMAGE,
+    "store-empty-name-defaulted": (
+        "every generated name carries the example's namespace, so none is empty; "
+        "ST-035's empty-name scenarios kill this mutant"
+    ),
+    "store-limit-coerced": (
+        "the generated scripts ask for whole window sizes only (which exception refuses "
+        "another is the store's choice); ST-005's outline of sizes kills this mutant"
+    ),
 }
 """Known gaps of the properties (the scenarios kill these mutants); tracked as open work."""
 
