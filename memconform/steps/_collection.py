@@ -3,11 +3,11 @@
 :func:`register_markers` declares the markers of the suite (every rule id, the
 scenario tags, the second conditions, the store capabilities). The hooks
 deselect the scenarios a run of one subject does not score and those of
-runtime profiles the runtime under test does not declare, put stress-size
-scenarios last, say which scenarios are due for each rule beside the
-outcomes file, and end at once a scenario that needs a store the kit stopped
-calling. Registered through :mod:`memconform.steps.plugin`, which re-exports
-every hook.
+runtime profiles the runtime under test does not declare, put the generated
+checks first and stress-size scenarios last, say which scenarios are due for
+each rule beside the outcomes file, and end at once a scenario that needs a
+store the kit stopped calling. Registered through
+:mod:`memconform.steps.plugin`, which re-exports every hook.
 """
 
 from __future__ import annotations
@@ -57,10 +57,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     run does not spend its time on runtime rules it reports ``not-scored``).
     Tests without rule tags (a vendor's own, beside the suite) are left alone.
 
-    Stress-size scenarios (``@stress``: a batch of 10,000, a 16 MiB text) run
-    after every other one, in their order. A store call the kit gives up waiting
-    for keeps running in a thread no one can stop; run last, it cannot slow the
-    calls, and so change the verdicts, of the rules judged after it.
+    The generated checks run first, unless the run stops at its first failures
+    (``--memconform-maxfail``): then the named scenarios, quick and each a
+    short counterexample, come before them. Stress-size scenarios (``@stress``: a batch
+    of 10,000, a 16 MiB text) run after every other one, in their order. A store
+    call the kit gives up waiting for keeps running in a thread no one can
+    stop; run last, it cannot slow the calls, and so change the verdicts, of
+    the rules judged after it.
 
     A scenario whose rules are all runtime rules of profiles the runtime under
     test does not declare is deselected too: those rules are ``unsupported``
@@ -82,7 +85,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
-    items.sort(key=lambda item: item.get_closest_marker("stress") is not None)
+    generated_first = config.getoption("--memconform-maxfail") is None
+    items.sort(key=lambda item: _order(item, generated_first))
+
+
+def _order(item: pytest.Item, generated_first: bool) -> tuple[bool, bool]:
+    """Where ``item`` runs: stress-size scenarios last; before them, with
+    ``generated_first``, the generated checks first (each takes seconds, the
+    scenarios milliseconds, so on several workers they are shared out at the
+    start instead of making one worker's tail), else in their place."""
+    generated = generated_first and item.path.name == "generated_checks.py"
+    return item.get_closest_marker("stress") is not None, not generated
 
 
 @pytest.hookimpl(tryfirst=True)
