@@ -4,7 +4,7 @@ A fresh process (:mod:`memconform.harness.fresh_process`) pays an interpreter
 start and the kit's imports, 0.2 to 0.4 s; the multi-process checks and the
 fresh-process resumes start some 150 of them per run. The fork server is one
 such fresh process (the kit's interpreter in isolated mode, the kit's import
-path, an environment holding only ``PATH``), started once per kit process and
+path, the environment a fresh process gets), started once per kit process and
 import path. It imports the modules it is asked to preload (the kit's own; never
 the store or runtime under test, never a module a child runs), freezes what it
 allocated, and waits. For each request it forks a child that

@@ -8,8 +8,13 @@ parent:
   ``PYTHONPATH``), so a store or runtime the kit itself imports (from a
   checkout, a test folder, a folder on the parent's ``PYTHONPATH``) is
   importable there too;
-- an environment holding only ``PATH`` and, where the caller names one,
-  ``TMPDIR``; the caller may add the kit's own control variables (the
+- the environment the kit was started with, which is the deployment's
+  configuration another machine running it has too (a store's path or DSN in
+  a variable), less the kit's and its test runner's own variables
+  (:data:`KIT_VARIABLES`) and the temporary folder: ``TMPDIR`` is a new one
+  where the caller names one. Taken when this module is first imported, so
+  nothing a store or runtime writes to ``os.environ`` while it runs reaches
+  the child. The caller may add the kit's own control variables (the
   cross-process pause of :mod:`memconform.harness.faults`).
 
 :func:`python_command` builds the command line: the interpreter in isolated
@@ -42,6 +47,7 @@ from memconform.harness.fork_server import ForkedProcess, ForkServer, ForkServer
 
 __all__ = [
     "FORK_SERVER_ENV",
+    "KIT_VARIABLES",
     "Process",
     "fresh_environment",
     "kit_import_path",
@@ -49,6 +55,19 @@ __all__ = [
     "run",
     "start",
 ]
+
+KIT_VARIABLES = ("MEMCONFORM_", "PYTEST_", "PYTHON", "COV_CORE_", "COVERAGE_")
+"""Prefixes of the variables a fresh process never inherits: the kit's own
+switches, pytest's and its plugins' per-worker and per-test values, the
+interpreter's (ignored in isolated mode anyway) and coverage's."""
+
+_TEMPORARY = frozenset({"TMPDIR", "TEMP", "TMP"})
+
+_STARTED_WITH = {
+    name: value for name, value in os.environ.items()
+    if not name.startswith(KIT_VARIABLES) and name not in _TEMPORARY
+}
+"""The environment the kit was started with, as a fresh process gets it."""
 
 FORK_SERVER_ENV = "MEMCONFORM_FORK_SERVER"
 """Set to ``0`` to start every fresh process as a new interpreter."""
@@ -89,8 +108,9 @@ def python_command(
 def fresh_environment(
     tmpdir: str | os.PathLike[str] | None = None, extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """``PATH`` of this process, ``TMPDIR`` when given, and ``extra``: nothing else."""
-    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    """The environment the kit was started with, less :data:`KIT_VARIABLES` and
+    the temporary folder; ``TMPDIR`` when given, and ``extra``."""
+    env = {**_STARTED_WITH, "PATH": os.environ.get("PATH", os.defpath)}
     if tmpdir is not None:
         env["TMPDIR"] = os.fspath(tmpdir)
     if extra:
