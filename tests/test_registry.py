@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import textwrap
 from pathlib import Path
@@ -88,9 +89,12 @@ def test_a_bad_query_is_a_url_error() -> None:
         open_store("tests.bad_store_adapters:unlocked_file_store?path")
 
 
-def test_a_fresh_process_gets_the_import_path_and_only_path(
+def test_a_fresh_process_gets_the_import_path_and_no_variable_set_later(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The import path comes on the command line; a variable this process set
+    after the kit started (as a store might) never reaches the child, nor does
+    the parent's PYTHONPATH or its temporary folder."""
     (tmp_path / "fresh_probe.py").write_text(
         "import json, os, sys\n"
         "print(json.dumps({'env': sorted(os.environ), 'argv': sys.argv[1:],"
@@ -105,7 +109,10 @@ def test_a_fresh_process_gets_the_import_path_and_only_path(
     seen = json.loads(done.stdout)
     assert seen["argv"] == ["--flag"]
     assert seen["path"][0] == str(tmp_path)
-    assert set(seen["env"]) <= {"PATH", "TMPDIR", "LC_CTYPE"}
+    assert "MEMCONFORM_SECRET_OF_THE_PARENT" not in seen["env"]
+    assert "PYTHONPATH" not in seen["env"]
+    assert "TMPDIR" in seen["env"]
+    assert set(seen["env"]) <= {*os.environ, "TMPDIR", "LC_CTYPE"}
 
 
 _VENDOR = textwrap.dedent(
