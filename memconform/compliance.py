@@ -503,10 +503,13 @@ def load_decisions(path: Path) -> list[Decision]:
 
 def reproduction_scripts(out: Path) -> dict[str, str]:
     """Target name -> the library-only script that reproduces its findings,
-    ``reproduce/<target with underscores>.py`` under ``out``, where one exists."""
+    ``reproduce/store_<target with underscores>.py`` under ``out``, where one
+    exists (the prefix keeps a script from taking the name of the library it
+    imports: run as ``python agent_framework_redis.py``, its own folder comes
+    first on the import path and the script would import itself)."""
     found = {}
     for target in TARGETS:
-        relative = f"reproduce/{target.name.replace('-', '_')}.py"
+        relative = f"reproduce/store_{target.name.replace('-', '_')}.py"
         if (out / relative).is_file():
             found[target.name] = relative
     return found
@@ -738,13 +741,14 @@ def write_page(
 
 
 def failure_notes(
-    results: Results, target: Target, findings: Mapping[tuple[str, str], Finding]
+    results: Results, name: str, findings: Mapping[tuple[str, str], Finding]
 ) -> dict[str, Note]:
     """Every failure of ``results`` (as listed on the page) as a comparison
-    note: its finding and severity, or the kit's reason marked not yet judged."""
+    note: the finding of target ``name`` and its severity, or the kit's reason
+    marked not yet judged."""
     notes = {}
     for rule in _failures(results):
-        finding = findings.get((target.name, rule.id))
+        finding = findings.get((name, rule.id))
         if finding is None:
             notes[rule.id] = Note("not yet judged", len(SEVERITIES),
                                   f"not yet explained; the kit says: {_first_line(rule.reason)}")
@@ -768,7 +772,7 @@ def render_store_comparison(
         [results for _, results in judged],
         labels=[f"{target.label} ({target.name})" for target, _ in judged],
         subject="store",
-        notes=[failure_notes(results, target, findings) for target, results in judged],
+        notes=[failure_notes(results, target.name, findings) for target, results in judged],
         summaries=[verdict_line(results, target, findings) for target, results in judged],
         decisions=[(d.title, d.text, d.where) for d in decisions],
     )

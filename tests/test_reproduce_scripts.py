@@ -40,7 +40,7 @@ def test_a_reproduction_script_imports_nothing_from_the_kit(script: Path) -> Non
 
 
 def test_every_script_is_named_after_a_target() -> None:
-    """A store target's script is ``<target>.py``, a runtime target's
+    """A store target's script is ``store_<target>.py``, a runtime target's
     ``runtime_<script>.py`` (``.mjs`` for a framework in Node.js; durability
     modes of one framework share one)."""
     assert SCRIPTS, "no reproduction script"
@@ -69,3 +69,12 @@ def test_every_store_finding_is_checked_by_its_targets_script() -> None:
              or f'"{f["rule"]}"' not in (ROOT / "docs" / scripts[f["target"]]).read_text())
     ]
     assert missing == [], f"findings without a check in the library-only script: {missing}"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_a_script_is_not_named_like_a_module_it_imports(script: Path) -> None:
+    """Run as ``python script.py``, a script's own folder comes first on the
+    import path: named like a package it imports, it would import itself."""
+    imported = _imported(ast.parse(script.read_text(encoding="utf-8")))
+    assert script.stem not in imported
+    assert not {p.stem for p in SCRIPTS} & imported, "a script imports a sibling script"

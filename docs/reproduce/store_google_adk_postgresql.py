@@ -5,7 +5,7 @@ findings, reproduced with the library alone
 ADK adds one event at a time (``append_event``, as its ``Runner`` does); it has
 no call that writes several events together, so "a batch" below is an
 application appending a turn's events one after another.
-Run ``python google_adk_postgresql.py``: the server is read from ``DATABASE_URL``
+Run ``python store_google_adk_postgresql.py``: the server is read from ``DATABASE_URL``
 (default ``postgresql://postgres@127.0.0.1:5432/test``); the script's tables live
 in a schema of its own, dropped at the end. Each check prints
 ``<rule> reproduced: ...`` and the script exits 1 if any behaviour is no longer

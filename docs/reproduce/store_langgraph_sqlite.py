@@ -5,7 +5,7 @@ the compliance page's findings, reproduced with the library alone
 The thread is a minimal messages graph (``MessagesState``, one node that
 changes nothing) compiled with a ``SqliteSaver``; a turn is added the way a
 LangGraph application adds one, ``graph.invoke({"messages": [...]}, config)``.
-Run ``python langgraph_sqlite.py``: each check prints ``<rule> reproduced: ...``
+Run ``python store_langgraph_sqlite.py``: each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says.
 """
 

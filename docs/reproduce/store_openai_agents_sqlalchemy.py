@@ -2,7 +2,7 @@
 findings, reproduced with the library alone
 (``pip install 'openai-agents[sqlalchemy]' aiosqlite``).
 
-Run ``python openai_agents_sqlalchemy.py``: each check prints
+Run ``python store_openai_agents_sqlalchemy.py``: each check prints
 ``<rule> reproduced: ...`` and the script exits 1 if any behaviour is no longer
 what the page says.
 """

@@ -5,7 +5,7 @@ ADK adds one event at a time (``append_event``, as its ``Runner`` does); it has
 no call that writes several events together, so "a batch" below is an
 application appending a turn's events one after another. ST-032 and ST-033
 are measured, not claimed: they show what an in-process service is, not a
-defect. Run ``python google_adk_memory.py``: each check prints
+defect. Run ``python store_google_adk_memory.py``: each check prints
 ``<rule> reproduced: ...`` and the script exits 1 if any behaviour is no
 longer what the page says.
 """

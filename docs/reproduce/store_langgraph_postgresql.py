@@ -6,7 +6,7 @@ a PostgreSQL server.
 The thread is a minimal messages graph (``MessagesState``, one node that
 changes nothing) compiled with a ``PostgresSaver``; a turn is added the way a
 LangGraph application adds one, ``graph.invoke({"messages": [...]}, config)``.
-Run ``python langgraph_postgresql.py``: the server is read from
+Run ``python store_langgraph_postgresql.py``: the server is read from
 ``DATABASE_URL`` (default ``postgresql://postgres@127.0.0.1:5432/test``); the
 tables live in a schema of the script's own, dropped at the end. Each check
 prints ``<rule> reproduced: ...`` and the script exits 1 if any behaviour is no

@@ -1,7 +1,7 @@
 """LlamaIndex SQLAlchemyChatStore on SQLite: the compliance page's findings,
 reproduced with the library alone (``pip install llama-index-core aiosqlite``).
 
-Run ``python llama_index_sqlite.py``: each check prints ``<rule> reproduced: ...``
+Run ``python store_llama_index_sqlite.py``: each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says.
 """
 

@@ -2,7 +2,7 @@
 compliance page's findings, reproduced with the library alone
 (``pip install agent-framework-core agent-framework-redis``) and a Redis server.
 
-Run ``python agent_framework_redis.py``: the server is read from ``REDIS_URL``
+Run ``python store_agent_framework_redis.py``: the server is read from ``REDIS_URL``
 (default ``redis://127.0.0.1:6379/0``); the script's keys start with a prefix of
 its own and are deleted at the end. Each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says.

@@ -3,7 +3,7 @@ findings, reproduced with the library alone
 (``pip install 'openai-agents[sqlalchemy]' 'psycopg[binary]'``) and a
 PostgreSQL server.
 
-Run ``python openai_agents_postgresql.py``: the server is read from
+Run ``python store_openai_agents_postgresql.py``: the server is read from
 ``DATABASE_URL`` (default ``postgresql://postgres@127.0.0.1:5432/test``); the
 script's tables live in a schema of its own, dropped at the end. Each check
 prints ``<rule> reproduced: ...`` and the script exits 1 if any behaviour is no

@@ -2,7 +2,7 @@
 with the library alone (``pip install 'openai-agents[redis]'``) and a Redis
 server.
 
-Run ``python openai_agents_redis.py``: the server is read from ``REDIS_URL``
+Run ``python store_openai_agents_redis.py``: the server is read from ``REDIS_URL``
 (default ``redis://127.0.0.1:6379/0``); the script's keys share one random
 prefix and are deleted at the end. Each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says.

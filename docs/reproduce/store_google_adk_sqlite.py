@@ -5,7 +5,7 @@ reproduced with the library alone
 ADK adds one event at a time (``append_event``, as its ``Runner`` does); it has
 no call that writes several events together, so "a batch" below is an
 application appending a turn's events one after another.
-Run ``python google_adk_sqlite.py``: each check prints ``<rule> reproduced: ...``
+Run ``python store_google_adk_sqlite.py``: each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says.
 """
 

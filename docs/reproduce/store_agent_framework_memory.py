@@ -6,7 +6,7 @@ The provider keeps a session's messages in the session's state; an agent passes
 ``get_messages`` before the next, as below. ST-032 and ST-033 are promises the
 provider does not make (its history lives in the process's session objects);
 the page measures them anyway.
-Run ``python agent_framework_memory.py``: each check prints
+Run ``python store_agent_framework_memory.py``: each check prints
 ``<rule> reproduced: ...`` and the script exits 1 if any behaviour is no longer
 what the page says.
 """

@@ -2,7 +2,7 @@
 page's findings, reproduced with the library alone
 (``pip install langchain-postgres 'psycopg[binary]'``) and a PostgreSQL server.
 
-Run ``python langchain_postgresql.py``: the server is read from ``DATABASE_URL``
+Run ``python store_langchain_postgresql.py``: the server is read from ``DATABASE_URL``
 (default ``postgresql://postgres@127.0.0.1:5432/test``); the script works in a table of
 its own, which it drops at the end. Each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says.

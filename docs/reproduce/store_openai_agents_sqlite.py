@@ -1,7 +1,7 @@
 """OpenAI Agents SDK SQLiteSession: the compliance page's findings, reproduced
 with the library alone (``pip install openai-agents``).
 
-Run ``python openai_agents_sqlite.py``: each check prints ``<rule> reproduced: ...``
+Run ``python store_openai_agents_sqlite.py``: each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says. The
 ST-037 check makes one stored row unreadable by hand, as the kit's damage hook
 does, and get_items() returns the others without an error.

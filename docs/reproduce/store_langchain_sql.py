@@ -1,7 +1,7 @@
 """LangChain SQLChatMessageHistory: the compliance page's findings, reproduced
 with the library alone (``pip install langchain-community sqlalchemy``).
 
-Run ``python langchain_sql.py``: each check prints ``<rule> reproduced: ...``
+Run ``python store_langchain_sql.py``: each check prints ``<rule> reproduced: ...``
 and the script exits 1 if any behaviour is no longer what the page says.
 """
 
