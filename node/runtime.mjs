@@ -174,14 +174,16 @@ export function oneAtATime(env) {
 
 /**
  * A scripted failure as the error a provider, a tool or a hook would throw: an
- * Error named by the scripted `type`, with its message, its `status` when
- * scripted, and the scripted object as `error`.
+ * Error named by the scripted `type`, with its message, its `status`, `body`
+ * and `cause` when scripted, and the scripted object as `error`.
  */
 export function thrown(failure) {
   const scripted = failure.error ?? {};
   const error = new Error(String(scripted.message ?? failure.message ?? ""));
   error.name = String(scripted.type ?? "Error");
   if (scripted.status !== undefined) error.status = scripted.status;
+  if (scripted.body !== undefined) error.body = scripted.body;
+  if (scripted.cause !== undefined) error.cause = scripted.cause;
   error.error = scripted;
   return error;
 }
@@ -201,22 +203,28 @@ export const STORE_ERRORS = {
   "duplicate-id": "DuplicateIdError",
   conflict: "ConflictError",
   "unsupported-value": "UnsupportedValueError",
+  value: "ValueError",
+  key: "KeyError",
 };
 
 /**
- * `await promise` of a store call, a StoreFailure rethrown as the store's own
- * error: an Error named from {@link STORE_ERRORS} (`StoreError` otherwise), the
- * message and `kind` kept.
+ * A StoreFailure as the store's own error: an Error named from
+ * {@link STORE_ERRORS} (`StoreError` otherwise), the message and `kind` kept.
  */
+export function storeThrown(failure) {
+  const refused = new Error(failure.message);
+  refused.name = STORE_ERRORS[failure.kind] ?? "StoreError";
+  refused.kind = failure.kind;
+  return refused;
+}
+
+/** `await promise` of a store call, a StoreFailure rethrown by {@link storeThrown}. */
 export async function storeCall(promise) {
   try {
     return await promise;
   } catch (error) {
     if (!(error instanceof StoreFailure)) throw error;
-    const refused = new Error(error.message);
-    refused.name = STORE_ERRORS[error.kind] ?? "StoreError";
-    refused.kind = error.kind;
-    throw refused;
+    throw storeThrown(error);
   }
 }
 

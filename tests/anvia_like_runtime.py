@@ -11,7 +11,15 @@ The observed behaviours it carries:
 - a run resumed after an approval under ``turn`` appends the approval response
   and the tool result as one batch before the next model call, the answer after;
 - under ``message`` the approval response is appended before the approved tool
-  runs, the tool result after it.
+  runs, the tool result after it;
+- Anvia's own names and wording, where document 000 gives none: a cancelled
+  run ends with ``AgentRunCancelledError``, the approval response is a
+  structured part with no text, a denied call's result is ``Tool execution was
+  denied.``, and the model is sent only the tool results of tool messages (never
+  the approval response);
+- a guardrail that fails leaves what it was shown in the error record (the
+  prompt, or the model's answer);
+- under ``run`` the run's one append carries one round, the run's last.
 
 A suspended run gives its caller a continuation of its own shape
 (``{"suspended_run": run id, "awaiting": [tool-call ids]}``); a resume given it
@@ -24,8 +32,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from memconform.approvals import answers_approval
 from memconform.contract import Capability, StoreError
 from memconform.values import ErrorRecord, JSONValue, Message, Role
 
@@ -104,11 +114,15 @@ class _Memory:
         elif self.policy == "turn":
             self.buffer.append(message)
 
+    def whole_run(self, run_messages: Sequence[Message]) -> None:
+        turn = run_messages[-1].round if run_messages else None
+        self.append([replace(m, round=turn) for m in run_messages])
+
     def outcome(self, run_messages: Sequence[Message]) -> None:
         if self.policy == "turn":
             self.flush()
         elif self.policy == "run":
-            self.append(run_messages)
+            self.whole_run(run_messages)
 
     def suspended(self, messages: Sequence[Message], run_messages: Sequence[Message]) -> None:
         if self.policy == "message":
@@ -117,7 +131,7 @@ class _Memory:
             self.buffer.extend(messages)
             self.flush()
         else:
-            self.append(run_messages)
+            self.whole_run(run_messages)
 
 
 class _Run:
@@ -172,7 +186,11 @@ class _Run:
             return self.resume(self.spec["resume"])
         self.view = list(self.env.store.messages(self.agent.thread))
         text = str(self.spec["input"])
-        guard = self.env.hook("input_guardrail", {"run_id": self.run_id, "text": text})
+        try:
+            guard = self.env.hook("input_guardrail", {"run_id": self.run_id, "text": text})
+        except Exception:
+            self.message("user", text)  # recorded with the failure, never appended
+            raise
         if guard["action"] == "block":
             return self.outcome("blocked", stage="input", reply=guard.get("text"))
         self.memory.input(self.message("user", text))
@@ -199,16 +217,16 @@ class _Run:
         reason = str(answer.get("reason") or "")
         results: list[Message] = []
         for call in pending:
-            decision = "approved" if approved else "denied"
-            self.memory.approval(self.message(
-                "tool", f"approval {decision}" + (f": {reason}" if reason else ""),
-                [{"type": "tool_approval", "call_id": call["id"], "approved": approved}],
-            ))
+            answer_part: dict[str, JSONValue] = {
+                "type": "tool_approval", "call_id": call["id"], "approved": approved}
+            if reason:
+                answer_part["reason"] = reason
+            self.memory.approval(self.message("tool", "", [answer_part]))
             if approved:
                 part = self.tool(call)
             else:
                 part = {"type": "tool_result", "call_id": call["id"], "name": call["name"],
-                        "error": f"ToolApprovalDenied: {reason or 'not approved'}"}
+                        "error": "Tool execution was denied."}
             results.append(self.message("tool", self.text_of(part), [part]))
         self.memory.approved_results(results)
         return self.loop()
@@ -225,7 +243,7 @@ class _Run:
     def model(self) -> Mapping[str, Any]:
         self.calls += 1
         if self.spec.get("cancel_before_model_call") == self.calls:
-            raise _Ended({"type": "RunCancelledError",
+            raise _Ended({"type": "AgentRunCancelledError",
                           "message": f"cancelled before model call {self.calls}"},
                          cancelled=True)
         attempt = 0
@@ -233,7 +251,8 @@ class _Run:
             attempt += 1
             request = {"run_id": self.run_id, "round": self.round, "attempt": attempt,
                        "messages": [{"id": m.id, "role": m.role, "text": m.text,
-                                     "parts": list(m.parts)} for m in self.view]}
+                                     "parts": list(m.parts)} for m in self.view
+                                    if not answers_approval(m)]}
             self.model_calls.append({"round": self.round, "attempt": attempt,
                                      "context": request["messages"]})
             try:
@@ -282,7 +301,7 @@ class _Run:
                                                    "error": error})
             if verdict.get("action") == "terminate":
                 reason = verdict.get("text") or "terminated by the tool-error hook"
-                raise _Ended({"type": "RunCancelledError", "message": str(reason)},
+                raise _Ended({"type": "AgentRunCancelledError", "message": str(reason)},
                              cancelled=True) from None
             part["error"] = f"ToolCallError: {error['message']}"
         return part
@@ -300,7 +319,11 @@ class _Run:
             {k: v for k, v in c.items() if k != "needs_approval"} for c in pending])
 
     def answer(self, raw: str) -> dict[str, JSONValue]:
-        verdict = self.env.hook("output_guardrail", {"run_id": self.run_id, "text": raw})
+        try:
+            verdict = self.env.hook("output_guardrail", {"run_id": self.run_id, "text": raw})
+        except Exception:
+            self.message("assistant", raw)  # recorded with the failure, never appended
+            raise
         text, stage = raw, None
         if verdict["action"] in ("replace", "block"):
             text = str(verdict.get("text") or "")
@@ -308,7 +331,7 @@ class _Run:
         self.memory.answer(self.message("assistant", text))
         end = self.env.hook("run_end", {"run_id": self.run_id, "reply": text})
         if end.get("action") == "cancel":
-            raise _Ended({"type": "RunCancelledError", "message": "cancelled by run_end"},
+            raise _Ended({"type": "AgentRunCancelledError", "message": "cancelled by run_end"},
                          cancelled=True)
         self.memory.outcome(self.new)
         return self.outcome("completed" if stage is None else "blocked", stage=stage, reply=text)

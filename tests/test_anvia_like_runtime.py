@@ -10,7 +10,10 @@ import pytest
 
 from tests.mutant_harness import run_suite
 
-OBSERVED_RULES = ("SP-009", "SP-011", "SP-013", "SP-014", "SP-024", "SP-025", "SP-028")
+OBSERVED_RULES = (
+    "SP-009", "SP-010", "SP-011", "SP-013", "SP-014", "SP-024", "SP-025", "SP-028", "SP-030",
+    "SP-031",
+)
 
 
 def test_the_anvia_like_runtime_uses_no_simulator_code() -> None:

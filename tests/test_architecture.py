@@ -22,6 +22,7 @@ PACKAGE = Path(memconform.__file__).parent
 FLOORS: tuple[frozenset[str], ...] = tuple(frozenset(f) for f in (
     # the vocabulary every layer speaks
     {"memconform", "values", "resources", "excerpt"},
+    {"approvals"},
     {"timeline", "contract"},
     # the rule catalogue and the kit's process-wide services
     {"catalogue", "measurement", "outcome_log"},

@@ -4,6 +4,11 @@ Feature: Save-policy failure records are kept apart from the transcript
   run, stored ones included. A store keeping error records never returns them
   as messages. Blocks and suspensions are not failures and leave no record.
   A store that does not declare the errors capability is simply not asked.
+  A guardrail that fails leaves what it was shown in the record (the prompt, or
+  the model's answer), though nothing of it is stored. Document 000 names no
+  error for a cancelled run and each runtime throws its own, so the tables write
+  that error `cancellation`: any named error of a run its caller was told was
+  cancelled, the record's of the same type.
 
   Troubleshooting: these scenarios end as unsupported when the store does not
   declare the errors capability. A record_error count of two usually means
@@ -27,17 +32,17 @@ Feature: Save-policy failure records are kept apart from the transcript
       Examples: under message
         | policy  | point                     | roles                         | error             |
         | message | first model call          | user                          | ModelError        |
-        | message | tool-error hook terminate | user,assistant                | RunCancelledError |
+        | message | tool-error hook terminate | user,assistant                | cancellation      |
         | message | later model call          | user,assistant,tool           | ModelError        |
         | message | run-end hook              | user,assistant,tool,assistant | HookError         |
-        | message | cancellation              | user,assistant,tool           | RunCancelledError |
+        | message | cancellation              | user,assistant,tool           | cancellation      |
 
       @SP-013 @SP-014
       Examples: under turn
         | policy | point            | roles                         | error             |
         | turn   | first model call | user                          | ModelError        |
         | turn   | later model call | user,assistant,tool           | ModelError        |
-        | turn   | run-end cancel   | user,assistant,tool,assistant | RunCancelledError |
+        | turn   | run-end cancel   | user,assistant,tool,assistant | cancellation      |
 
       @SP-013 @SP-014
       Examples: under run
@@ -45,14 +50,14 @@ Feature: Save-policy failure records are kept apart from the transcript
         | run    | first model call          | user                          | ModelError        |
         | run    | tool-error hook           | user,assistant                | HookError         |
         | run    | later model call          | user,assistant,tool           | ModelError        |
-        | run    | run-end cancel            | user,assistant,tool,assistant | RunCancelledError |
+        | run    | run-end cancel            | user,assistant,tool,assistant | cancellation      |
 
       @SP-013 @SP-014 @with-guardrail
       Examples: a guardrail fails
         | policy  | point            | roles               | error          |
-        | message | input guardrail  | none                | GuardrailError |
-        | turn    | output guardrail | user,assistant,tool | GuardrailError |
-        | run     | input guardrail  | none                | GuardrailError |
+        | message | input guardrail  | user                          | GuardrailError |
+        | turn    | output guardrail | user,assistant,tool,assistant | GuardrailError |
+        | run     | input guardrail  | user                          | GuardrailError |
 
       @SP-013 @SP-014 @with-store-refusal
       Examples: the store refuses an append

@@ -212,7 +212,7 @@ Feature: Save-policy runs that fail keep only what each policy had completed
       And the save-policy run meets the failure point "tool-error hook terminate"
       When the save-policy script is executed
       Then the save-policy run ends "cancelled"
-      And the caller of the save-policy run gets the error "RunCancelledError"
+      And the caller of the save-policy run gets the error "cancellation"
       And the save-policy model was called 1 times
       And the save-policy thread holds:
         | role | text     |

@@ -5,6 +5,9 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
   model call retried after a transient provider error stores nothing twice.
   A suspended run is resumed on a fresh runtime instance, in a second fresh
   process when the store is durable, given only the continuation its caller got.
+  The approval answer is a tool message read by its parts, whatever its wording
+  (`<approval approved>`); whether the model is shown it is the runtime's own
+  affair, so what the model saw is compared without it.
 
   Troubleshooting: when a blocked run stored its input, the runtime appended
   before the input guardrail answered; when a suspended run is reported as
@@ -94,13 +97,12 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | role | text              |
         | user | <prompt>          |
         | assistant |              |
-        | tool | approval approved |
         | tool | notified          |
       And the save-policy thread holds:
         | role      | text              |
         | user      | <prompt>          |
         | assistant |                   |
-        | tool      | approval approved |
+        | tool      | <approval approved> |
         | tool      | notified          |
         | assistant | <answer>          |
 
@@ -125,7 +127,6 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | assistant | Yes, it is packed.  |
         | user      | <prompt>            |
         | assistant |                     |
-        | tool      | approval approved   |
         | tool      | notified            |
 
       Examples:

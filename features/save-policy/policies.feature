@@ -95,19 +95,21 @@ Feature: Save policies decide when a run's messages reach the store
         | assistant | Order A-1 ships on Monday. |
 
   Rule: every stored message names its run and its round
+    A message carries the round in which it was appended: under run the run's
+    one batch is appended in its last round, and all of it carries that round.
 
     @SP-030
     Scenario Outline: Save-policy <policy> messages carry the run id and a 1-based round
       Given a save-policy agent with the "<policy>" save policy
       When the save-policy script is executed
       Then every stored save-policy message carries its run id and a round counted from 1
-      And the stored save-policy rounds are "1,1,1,2"
+      And the stored save-policy rounds are "<rounds>"
 
       Examples:
-        | policy  |
-        | message |
-        | turn    |
-        | run     |
+        | policy  | rounds  |
+        | message | 1,1,1,2 |
+        | turn    | 1,1,1,2 |
+        | run     | 2,2,2,2 |
 
     @SP-030 @with-second-run
     Scenario Outline: Save-policy <policy> messages of two runs carry each run's own id and rounds from 1
@@ -117,13 +119,13 @@ Feature: Save policies decide when a run's messages reach the store
       Then save-policy run 2 ends "completed"
       And every stored save-policy message carries its run id and a round counted from 1
       And the stored save-policy messages belong to the runs "1,1,1,1,2,2"
-      And the stored save-policy rounds are "1,1,1,2,1,1"
+      And the stored save-policy rounds are "<rounds>"
 
       Examples:
-        | policy  |
-        | message |
-        | turn    |
-        | run     |
+        | policy  | rounds      |
+        | message | 1,1,1,2,1,1 |
+        | turn    | 1,1,1,2,1,1 |
+        | run     | 2,2,2,2,1,1 |
 
   Rule: a run sees the stored history first, then its own new messages
 

@@ -198,9 +198,9 @@ def _first_not_json(value: Any, depth: int) -> tuple[list[str], str] | None:
     kind = type(value)
     if kind in _SCALARS or isinstance(value, bool | str | int):
         return None
-    if isinstance(value, float):
+    if kind is not dict and kind is not list and isinstance(value, float):
         return None if math.isfinite(value) else ([], f"{value!r} is not a JSON number")
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
                 return [], f"key {key!r} is not a string"
@@ -211,7 +211,7 @@ def _first_not_json(value: Any, depth: int) -> tuple[list[str], str] | None:
                 found[0].append(f".{key}")
                 return found
         return None
-    if isinstance(value, list | tuple):
+    if kind is list or isinstance(value, list | tuple):
         for i, item in enumerate(value):
             if depth < 200 and type(item) in _SCALARS:
                 continue

@@ -17,6 +17,7 @@ from memconform.harness.environment import Environment
 from memconform.harness.wrapper import StoreWrapper
 from memconform.mutants import Mutant
 from memconform.mutants.save_policy_executors import (
+    ApprovalAnswerAsText,
     BlockedInputStored,
     CompensatesFailedRun,
     DefaultTurn,
@@ -49,6 +50,7 @@ from memconform.mutants.save_policy_executors import (
     RunIdPerThread,
     RunOutboxKeepsFailedRuns,
     RunPerRound,
+    RunRoundsPerMessageExecutor,
     RunStoresFailedRun,
     StreamedRefusalRetried,
     StreamingDropsAnswer,
@@ -244,6 +246,14 @@ MUTANTS: list[Mutant] = [
              {"SP-030"}, ZeroBasedRounds),
     _runtime("sp-run-id-per-thread", "Every run of a thread carries the first run's id.",
              {"SP-030"}, RunIdPerThread),
+    _runtime("sp-run-rounds-per-message",
+             "Under run, each message of the run's one batch keeps the round it was made in "
+             "instead of the round the batch is appended in.",
+             {"SP-030"}, RunRoundsPerMessageExecutor),
+    _runtime("sp-approval-answer-as-text",
+             "A resumed run stores its approval answer as text alone, without the part naming "
+             "the call it answers and whether it was approved.",
+             {"SP-028"}, ApprovalAnswerAsText),
     _runtime("sp-rounds-across-runs",
              "Rounds go on counting from the previous run instead of starting at 1.",
              {"SP-030"}, RoundsAcrossRuns),

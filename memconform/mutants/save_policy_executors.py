@@ -36,6 +36,7 @@ from memconform.simulator.save_policy_persistence import (
 from memconform.values import ErrorRecord, JSONValue, Message, Role
 
 __all__ = [
+    "ApprovalAnswerAsText",
     "BlockedInputStored",
     "CompensatesFailedRun",
     "DefaultTurn",
@@ -68,6 +69,7 @@ __all__ = [
     "RunIdPerThread",
     "RunOutboxKeepsFailedRuns",
     "RunPerRound",
+    "RunRoundsPerMessageExecutor",
     "RunStoresFailedRun",
     "StreamedRefusalRetried",
     "StreamingDropsAnswer",
@@ -477,6 +479,33 @@ class RunIdPerThread(SavePolicyExecutor):
             self.first_run_id = run.run_id
         run.run_id = self.first_run_id
         return super().body(run)
+
+
+class _RunRoundsPerMessage(RunPolicy):
+    """Under run, each message of the run's one batch keeps the round it was made in."""
+
+    def response_outcome(self, run_messages: Sequence[Message]) -> None:
+        self.gateway.append(run_messages)
+
+    def suspended(self, messages: Sequence[Message], run_messages: Sequence[Message]) -> None:
+        self.gateway.append(run_messages)
+
+
+class RunRoundsPerMessageExecutor(SavePolicyExecutor):
+    policy_classes = _policies(run=_RunRoundsPerMessage)
+
+
+class ApprovalAnswerAsText(SavePolicyExecutor):
+    """A resumed run's approval answer is stored as text alone, without the
+    ``tool_approval`` part that says which call it answers and how."""
+
+    def new_message(
+        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
+    ) -> Message:
+        if role == "tool" and parts and all(
+                isinstance(p, Mapping) and p.get("type") == "tool_approval" for p in parts):
+            parts = ()
+        return super().new_message(run, role, text, parts)
 
 
 class RoundsAcrossRuns(SavePolicyExecutor):

@@ -10,21 +10,25 @@ tools, and the events the caller was given (run ``n`` spans the timeline up to
 its ``outcome`` event); never from the runtime's own account of its runs.
 Invariants, each naming its rules, in the order they are checked:
 
-- the caller is told one outcome per run (outcome, stage, error type) as the
-  reference tells it;
+- the caller is told one outcome per run (outcome, stage, error type; of a
+  cancelled run only that an error is named) as the reference tells it;
 - an input the guardrail blocked is neither stored nor shown to the model;
 - every message a run appends carries that run's one id, no other run's, and
   rounds counted from 1 that never go back;
 - each run appends the same batches (roles, texts, rounds) as the reference,
   e.g. under ``run`` a failed run nothing, under ``turn`` whole rounds only,
   under ``message`` the input and each completed round at once, for a resume
-  the approval response and the tool result;
+  the approval response and the tool result (the response, and a denied
+  call's result, read by their parts, never by their wording:
+  :mod:`memconform.approvals`);
 - the model is shown at each call what the reference shows it (the stored
-  history, the run's own rounds, a resumed run's carried context), a new run
-  reads the history from the store (how often is its own affair: what the model
-  is shown decides) and a resumed run does not reload it;
+  history, the run's own rounds, a resumed run's carried context; approval
+  answers left out), a new run reads the history from the store (how often is
+  its own affair: what the model is shown decides) and a resumed run does not
+  reload it;
 - the tools that run are the reference's (none undone, none skipped);
-- streamed chunks spell what the model said, a buffered run has none, and the
+- streamed chunks spell what the model said (or, under an output guardrail,
+  only the text it let through), a buffered run has none, and the
   same script buffered stores the same batches and tells the same outcomes;
 - ``record_error`` receives what the reference's receives (nothing when the
   store does not declare ``errors``);
@@ -45,6 +49,7 @@ from typing import Any
 from hypothesis import example, given, settings
 
 from memconform.adapters.memory import MemoryStore
+from memconform.approvals import compared_text, denied_calls, shown_to_model
 from memconform.contract import Capability
 from memconform.excerpt import shown
 from memconform.harness.environment import ScriptError
@@ -102,19 +107,36 @@ class RunView:
     tools: list[tuple[str, Any]] = field(default_factory=list)
     """The tools run, with the arguments each was given."""
     chunks: str = ""
+    guarded: str | None = None
+    """The text the kit's output guardrail let through (its replacement, or the
+    answer it allowed); ``None`` when it was never asked."""
     outcome: tuple[Any, Any, Any] | None = None
     records: list[list[str]] = field(default_factory=list)
     order: list[str] = field(default_factory=list)
+    denied: set[str] = field(default_factory=set)
+    """The tool calls an approval answer the script's runs appended denied."""
 
     def stored(self) -> list[list[tuple[Any, Any, Any]]]:
-        """The appended batches as (role, text, round) per message."""
-        return [[(m.get("role"), m.get("text"), m.get("round")) for m in b]
+        """The appended batches as (role, text, round) per message, an approval
+        answer and a denied call's result read by their parts."""
+        return [[(m.get("role"), compared_text(m, self.denied), m.get("round")) for m in b]
                 for b in self.batches]
 
 
+def _told(outcome: Any, stage: Any, error: Any) -> tuple[Any, Any, Any]:
+    """What a caller was told, as compared: any named error of a cancelled run is
+    ``cancellation`` (document 000 names none; each runtime throws its own)."""
+    kind = error.get("type") if isinstance(error, Mapping) else error
+    if outcome == "cancelled" and kind:
+        kind = "cancellation"
+    return (outcome, stage, kind)
+
+
 def run_views(entries: Sequence[Mapping[str, Any]], thread: str) -> list[RunView]:
-    """The runs of one script, split at each ``outcome`` event the caller got."""
+    """The runs of one script, split at each ``outcome`` event the caller got.
+    What the model was shown leaves approval answers out (:mod:`memconform.approvals`)."""
     views = [RunView()]
+    sent: list[list[Mapping[str, Any]]] = []
     for e in entries:
         view, kind, name = views[-1], e.get("kind"), e.get("name")
         args = e.get("args") or [None]
@@ -130,8 +152,8 @@ def run_views(entries: Sequence[Mapping[str, Any]], thread: str) -> list[RunView
         elif kind == "model":
             request = e.get("request")
             messages = request.get("messages") if isinstance(request, Mapping) else None
-            view.requests.append([(str(m.get("role")), str(m.get("text")))
-                                  for m in messages or [] if isinstance(m, Mapping)])
+            sent.append([m for m in messages or [] if isinstance(m, Mapping)])
+            view.requests.append([])
             response = e.get("response")
             for call in (response or {}).get("tool_calls") or []:
                 if isinstance(call, Mapping) and call.get("needs_approval"):
@@ -141,12 +163,28 @@ def run_views(entries: Sequence[Mapping[str, Any]], thread: str) -> list[RunView
             view.order.append(f"tool {name}")
         elif kind == "event" and name == "chunk":
             view.chunks += _SPACE.sub("", str(e.get("text", "")))
+        elif kind == "hook" and name == "output_guardrail":
+            answer, payload = e.get("answer"), e.get("payload")
+            if isinstance(answer, Mapping) and answer.get("action") in ("replace", "block"):
+                view.guarded = _SPACE.sub("", str(answer.get("text") or ""))
+            elif isinstance(payload, Mapping):
+                view.guarded = _SPACE.sub("", str(payload.get("text") or ""))
         elif kind == "event" and name == "outcome":
-            error = e.get("error")
-            view.outcome = (e.get("outcome"), e.get("stage"),
-                            error.get("type") if isinstance(error, Mapping) else error)
+            view.outcome = _told(e.get("outcome"), e.get("stage"), e.get("error"))
             views.append(RunView())
-    if views[-1] == RunView():
+    denied = denied_calls(m for v in views for b in v.batches for m in b)
+    # a request may hold a denied result without the approval answer that denied it
+    # (the runtime need not show the model that answer): a failed result of a call
+    # that needed approval is read there by its parts, as a denial is
+    unanswered = denied | {call for v in views for call in v.waiting}
+    requests = iter(sent)
+    for view in views:
+        view.denied = denied
+        view.requests = [
+            [(str(m.get("role")), compared_text(m, unanswered)) for m in shown_to_model(request)]
+            for request in itertools.islice(requests, len(view.requests))
+        ]
+    if views[-1] == RunView(denied=denied):
         views.pop()
     return views
 
@@ -238,8 +276,14 @@ def _check_each_run(run: GeneratedRun, views: list[RunView], expected: list[RunV
         else:  # how often a run reads is its own affair; that it reads at all is not
             _check(("SP-031",), f"whether run {n} read the thread's history from the store",
                    ref.loads > 0, view.loads > 0)
-        _check(("SP-029",), f"what run {n}'s chunks spell (streamed: {plan.stream})",
-               ref.chunks, view.chunks)
+        # under an output guardrail, the chunks may spell only the text it let through
+        # (nothing when it was never asked): the Anvia runtime holds the deltas back
+        held = plan.stream and "output_guardrail" in (run.script.get("hooks") or {})
+        spelled = (view.chunks if held and view.chunks == (view.guarded or "")
+                   else ref.chunks)
+        _check(("SP-029",), f"what run {n}'s chunks spell (streamed: {plan.stream}; the "
+               "model's words, or under an output guardrail the text it let through)",
+               spelled, view.chunks)
         if errors:
             _check(("SP-013", "SP-014", "SP-015"),
                    f"roles of each record_error call of run {n}", ref.records, view.records)
@@ -279,7 +323,8 @@ def check_run(run: GeneratedRun, runtime: Runtime, store: RecordingStore) -> Non
                window)
 
     def comparable(messages: list[Message]) -> list[tuple[str, str, int | None]]:
-        return [(m.role, m.text, m.round) for m in messages]
+        denied = denied_calls(messages)
+        return [(m.role, compared_text(m, denied), m.round) for m in messages]
 
     rules = sorted({r for plan in run.runs for r in _run_rules(run, plan)})
     _check((*rules, "SP-023"), f"what the store holds after the script under "

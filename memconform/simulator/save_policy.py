@@ -30,7 +30,9 @@ view is the thread as stored.
 A failed or cancelled run calls the ``run_error`` hook, then the store's
 ``record_error`` (when the store declares ``errors``) with every new message of
 the run and the run's error, then reports the outcome; a failure of either
-cleanup step never replaces the run's error. The save policy changes what is
+cleanup step never replaces the run's error. A guardrail that fails leaves the
+text it was shown among the run's new messages (the prompt, or the model's
+answer), so the record holds it, though nothing of it is appended. The save policy changes what is
 persisted and when, never what the run does.
 
 The variant ``anvia-main`` reproduces the Anvia ``main`` line: a tool call is
@@ -217,7 +219,12 @@ class SavePolicyExecutor:
             return self.resume(run)
         assert run.spec.input is not None
         run.view = self.load_history(run)
-        verdict = self.input_guard(run)
+        try:
+            verdict = self.input_guard(run)
+        except ScriptedFailure:
+            # the failed run's record holds the prompt the guardrail was shown
+            self.new_message(run, "user", run.spec.input)
+            raise
         if verdict["action"] == "block":
             return self.report(run, "blocked", stage="input", reply=verdict.get("text"))
         user = self.new_message(run, "user", run.spec.input)
@@ -457,7 +464,12 @@ class SavePolicyExecutor:
 
     def answer(self, run: RunState, raw_text: str) -> dict[str, JSONValue]:
         """The final answer: output guardrail, persistence, run-end hook, outcome."""
-        verdict = self.output_guard(run, raw_text)
+        try:
+            verdict = self.output_guard(run, raw_text)
+        except ScriptedFailure:
+            # the failed run's record holds the answer the guardrail was shown
+            self.new_message(run, "assistant", raw_text)
+            raise
         text, stage = raw_text, None
         if verdict["action"] in ("replace", "block"):
             text = str(verdict.get("text") or "")

@@ -14,6 +14,7 @@ store it hands the runtime, never through the script).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from memconform.contract import Capability
@@ -191,15 +192,22 @@ class TurnPolicy(SavePolicy):
 
 
 class RunPolicy(SavePolicy):
-    """``run``: one batch of every new message once a response outcome exists."""
+    """``run``: one batch of every new message once a response outcome exists.
+
+    The batch is appended in the run's last round and every message of it carries
+    that round, as the Anvia runtime's one ``turn`` per append stamps it."""
 
     name = "run"
 
+    def _append_run(self, run_messages: Sequence[Message]) -> None:
+        last = run_messages[-1].round if run_messages else None
+        self.gateway.append([replace(m, round=last) for m in run_messages])
+
     def response_outcome(self, run_messages: Sequence[Message]) -> None:
-        self.gateway.append(run_messages)
+        self._append_run(run_messages)
 
     def suspended(self, messages: Sequence[Message], run_messages: Sequence[Message]) -> None:
-        self.gateway.append(run_messages)
+        self._append_run(run_messages)
 
 
 POLICY_CLASSES: dict[str, type[SavePolicy]] = {

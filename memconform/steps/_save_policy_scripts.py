@@ -220,7 +220,7 @@ _GOLDEN = ("[user] [assistant,tool] [assistant]", "[user,assistant,tool] [assist
 
 EXPECTED: dict[str, dict[str, Expectation]] = {
     "none": _row(*_GOLDEN, "completed", None, None),
-    "input guardrail": _row("none", "none", "none", "failed", "GuardrailError", ""),
+    "input guardrail": _row("none", "none", "none", "failed", "GuardrailError", "user"),
     "first model call": _row(_U, "none", "none", "failed", "ModelError", "user"),
     "tool": _row(*_GOLDEN, "completed", None, None),
     "tool-error hook terminate": _row(
@@ -231,7 +231,7 @@ EXPECTED: dict[str, dict[str, Expectation]] = {
         _UAT, "[user,assistant,tool]", "none", "failed", "ModelError", "user,assistant,tool"
     ),
     "output guardrail": _row(
-        _UAT, "[user,assistant,tool]", "none", "failed", "GuardrailError", "user,assistant,tool"
+        _UAT, "[user,assistant,tool]", "none", "failed", "GuardrailError", _ALL
     ),
     "run-end hook": _row(
         _GOLDEN[0], "[user,assistant,tool]", "none", "failed", "HookError", _ALL

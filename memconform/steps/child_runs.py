@@ -2,9 +2,9 @@
 
 :func:`run_fresh` starts ``memconform.steps.job_resume`` in a fresh process
 (:mod:`memconform.harness.fresh_process`: the kit's interpreter, its import
-path passed as an argument, an environment holding only ``PATH`` and a new
-empty ``TMPDIR``, a new working directory), waits for it and returns the
-observation it printed. :func:`run_killed` starts the same entry point armed
+path passed as an argument, the kit's starting environment less its own
+variables, with a new empty ``TMPDIR``, a new working directory), waits for
+it and returns the observation it printed. :func:`run_killed` starts the same entry point armed
 with a kill point (``--kill-after-write K``, ``--kill-after-append K``,
 ``--kill-before-tool N``, ``--kill-before-model N``), reads its standard
 output until the kit's proxy there reports the point was reached, and

@@ -3,9 +3,9 @@ job (``features/persisted-state/resume.feature``).
 
 Fresh-process steps start ``memconform.steps.job_resume`` in a fresh
 process (:mod:`memconform.harness.fresh_process`): the kit's import path
-passed as an argument, an environment holding only ``PATH`` (and ``TMPDIR``
-pointing at a new empty folder), a new working directory; they read its
-observation from stdout.
+passed as an argument, the kit's starting environment less its own
+variables (and ``TMPDIR`` pointing at a new empty folder), a new working
+directory; they read its observation from stdout.
 
 A kill is real: the job's first run executes in such a child process, whose
 proxy stops right after the store acknowledged the chosen write (the record

@@ -341,7 +341,7 @@ def child_options(world: JobWorld) -> list[str]:
 def fresh_process(
     world_state: JobWorld, args: list[str], world: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Run ``job_resume`` in a new process with a scrubbed environment."""
+    """Run ``job_resume`` in a new process with the fresh-process environment."""
     return run_fresh(world_state.store_url, args, world=world,
                      options=child_options(world_state))
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_bdd import parsers, then
 
+from memconform.approvals import compared_text, denied_calls
 from memconform.harness.proxy import RecordingStore
 from memconform.steps._save_policy_scripts import ANSWER
 from memconform.steps.common import Mismatch, decides, expect_equal
@@ -40,10 +41,13 @@ def sp_appends(sp_observation: dict[str, Any], batches: str) -> None:
 def sp_thread_holds(
     sp_observation: dict[str, Any], store: RecordingStore, datatable: list[list[str]]
 ) -> None:
-    """The stored transcript, read back through the store, as role | text rows."""
+    """The stored transcript, read back through the store, as role | text rows; an
+    approval answer and a denied call's result are read by their parts
+    (``<approval approved>``, :mod:`memconform.approvals`)."""
     stored = read_thread(store, thread_of(sp_observation))
     expected = [tuple(row) for row in datatable[1:]]
-    observed = [(m.role, expand(m.text)) for m in stored]
+    denied = denied_calls(stored)
+    observed = [(m.role, expand(compared_text(m, denied))) for m in stored]
     expect_equal("stored transcript", [(r, expand(t)) for r, t in expected], observed)
 
 

@@ -14,6 +14,7 @@ from memconform.harness.proxy import AdapterContractError, RecordingStore
 from memconform.steps.common import Mismatch, decides, expect_equal, require_capability
 from memconform.steps.save_policy_world import (
     appended_batches,
+    error_kind,
     error_records,
     read_thread,
     run_entries,
@@ -84,11 +85,17 @@ def _record_error_once(sp_observation: dict[str, Any], roles: str, number: int) 
 @then(parsers.parse('the save-policy error record holds the error "{kind}"'))
 @decides("SP-014")
 def sp_record_error_kind(sp_observation: dict[str, Any], kind: str) -> None:
-    """The error given to record_error is the run's error."""
+    """The error given to record_error is the run's error: of the kind named
+    (``cancellation`` for a cancelled run) and of the type its caller got."""
     calls = error_records(sp_observation)
     if not calls:
         raise Mismatch("record_error", f"one call with error {kind}", "no call")
-    expect_equal("error given to record_error", kind, calls[0]["args"][1]["error"].get("type"))
+    run, given = run_of(sp_observation, 1), calls[0]["args"][1].get("error") or {}
+    expect_equal("error given to record_error", kind, error_kind(run, given))
+    told = run.get("error")
+    if isinstance(told, Mapping) and told.get("type"):
+        expect_equal("type of the error given to record_error, against the caller's",
+                     told.get("type"), given.get("type") if isinstance(given, Mapping) else None)
 
 
 @then("the save-policy store received no record_error call")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from memconform.approvals import compared_text, denied_calls, shown_to_model
 from memconform.contract import StoreError
 from memconform.harness.proxy import AdapterContractError, RecordingStore
 from memconform.harness.runtime import SAVE_POLICIES
@@ -131,12 +132,34 @@ def model_requests(observation: Mapping[str, Any], number: int) -> list[Any]:
 
 
 def sent_messages(request: Any) -> list[tuple[str, str]]:
-    """The (role, text) pairs of a model request's ``messages``."""
+    """The (role, text) pairs of a model request's ``messages``, approval answers
+    left out and a denied call's result read by its parts
+    (:mod:`memconform.approvals`)."""
     messages = request.get("messages") if isinstance(request, Mapping) else None
     if not isinstance(messages, list):
         raise Mismatch("what the model was sent", "a request with a list of messages",
                        repr(request)[:300])
-    return [(str(m.get("role")), str(m.get("text"))) for m in messages if isinstance(m, Mapping)]
+    shown = [m for m in messages if isinstance(m, Mapping)]
+    denied = denied_calls(shown)
+    return [(str(m.get("role")), compared_text(m, denied)) for m in shown_to_model(shown)]
+
+
+CANCELLATION = "cancellation"
+"""How the scenarios name the error of a cancelled run: document 000 names no
+cancellation error, and each runtime throws its own (``RunCancelledError`` in
+the reference, ``AgentRunCancelledError`` in Anvia 1.0, ``PromptCancelledError``
+on its ``main`` line)."""
+
+
+def error_kind(run: Mapping[str, Any], error: Any) -> str | None:
+    """``error``'s type as the scenarios compare it, :data:`CANCELLATION` for any
+    named error of a run the caller was told was cancelled."""
+    if not isinstance(error, Mapping):
+        return None
+    if run.get("outcome") == "cancelled" and error.get("type"):
+        return CANCELLATION
+    kind = error.get("type")
+    return None if kind is None else str(kind)
 
 
 def thread_of(observation: Mapping[str, Any]) -> str:

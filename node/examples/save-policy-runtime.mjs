@@ -263,11 +263,17 @@ const POLICIES = {
       async toolsRequested() {},
       async roundDone() {},
       async answerReady() {},
-      responseOutcome: (runMessages) => thread.append(runMessages),
-      suspended: (_round, runMessages) => thread.append(runMessages),
+      // the run's one batch carries the round it is appended in, the run's last
+      responseOutcome: (runMessages) => thread.append(lastRound(runMessages)),
+      suspended: (_round, runMessages) => thread.append(lastRound(runMessages)),
     };
   },
 };
+
+function lastRound(messages) {
+  const round = messages.length ? messages[messages.length - 1].round : null;
+  return messages.map((m) => ({ ...m, round }));
+}
 
 // -- the agent -------------------------------------------------------------------
 
@@ -343,7 +349,13 @@ class SavePolicyAgent {
   async startRun(run) {
     const { input } = run.spec;
     run.view = await this.thread.load();
-    const verdict = await this.env.hook("input_guardrail", { run_id: run.id, text: input });
+    let verdict;
+    try {
+      verdict = await this.env.hook("input_guardrail", { run_id: run.id, text: input });
+    } catch (error) {
+      await this.newMessage(run, "user", input); // the failed run's record holds the prompt
+      throw error;
+    }
     if (verdict.action === "block") {
       if (this.defects.has("blocked-input-stored")) {
         // the defect: the refused input is kept "for the transcript" anyway
@@ -536,7 +548,13 @@ class SavePolicyAgent {
 
   /** The final answer: output guardrail, the policy, the run-end hook, the outcome. */
   async answer(run, modelText) {
-    const verdict = await this.env.hook("output_guardrail", { run_id: run.id, text: modelText });
+    let verdict;
+    try {
+      verdict = await this.env.hook("output_guardrail", { run_id: run.id, text: modelText });
+    } catch (error) {
+      await this.newMessage(run, "assistant", modelText); // and the answer it was shown
+      throw error;
+    }
     let text = modelText;
     let stage = null;
     if (verdict.action === "replace" || verdict.action === "block") {
