@@ -14,12 +14,14 @@ kit saw, never from what the runtime says about itself:
 
 - ``appends``: the roles of each batch the store accepted, in order;
 - ``stored``: the roles the thread holds at the end, read back from the store;
-- ``outcome``: the outcome the caller got for each run (with the error type),
-  and every outcome event reported when they disagree with it;
+- ``outcome``: the outcome the caller got for each run (with the error type,
+  except for a cancellation, whose error document 000 does not name), and
+  every outcome event reported when they disagree with it;
 - ``errors``: the roles of each ``record_error`` call the store received;
 - ``reply``: whether each run's reply to the caller is the answer stored;
 - ``effects``: the tool effects left on the kit's ledger (document 000, §5);
-- ``context``: the roles the kit's fake model was shown at each call.
+- ``context``: the roles the kit's fake model was shown at each call (approval
+  answers aside: :mod:`memconform.approvals`).
 
 Crash points are kills after each acknowledged ``append``, not after every
 acknowledged write (:func:`crash_points`). The projection holds what a kill
@@ -62,6 +64,7 @@ from typing import Any, cast
 from memconform.adapters.memory import MemoryStore
 from memconform.adapters.registry import open_store
 from memconform.adapters.stdio_runtime import is_stdio_runtime
+from memconform.approvals import shown_to_model
 from memconform.harness.environment import Environment
 from memconform.harness.proxy import AdapterContractError, RecordingStore
 from memconform.harness.runtime import (
@@ -289,10 +292,12 @@ def _roles(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _outcome_text(outcome: Any, stage: Any = None, error: Any = None) -> str:
+    """An outcome with its stage and error type; a cancelled run's error is not
+    named (document 000 names none, and each runtime throws its own)."""
     text = str(outcome)
     if stage:
         text += f" at {stage}"
-    if isinstance(error, Mapping) and error.get("type"):
+    if isinstance(error, Mapping) and error.get("type") and outcome != "cancelled":
         text += f": {error['type']}"
     return text
 
@@ -374,7 +379,7 @@ def project(
         if not isinstance(shown, list):
             context.append("?")
             continue
-        context.append(_roles([m for m in shown if isinstance(m, Mapping)
+        context.append(_roles([m for m in shown_to_model(shown) if isinstance(m, Mapping)
                                and m.get("role") != "system"]))
     return Projection(
         appends=batches_text(batches),

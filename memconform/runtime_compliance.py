@@ -51,11 +51,12 @@ from memconform.compliance import (
     _first_line,
     _md,
     _rank,
+    failure_notes,
     freeze,
     freeze_file,
     run_group,
 )
-from memconform.reports.compare import render_comparison
+from memconform.reports.compare import Table, render_comparison
 from memconform.reports.exitcode import exit_code
 from memconform.reports.results import Results, load_results
 
@@ -439,20 +440,80 @@ def _fingerprint_lines(fingerprint: Mapping[str, Any]) -> list[str]:
         "| point | batches appended | stored | outcome | differs from nearest |",
         "|---|---|---|---|---|",
     ]
+    lines += ["| " + " | ".join(_md(cell) for cell in row) + " |"
+              for row in _fingerprint_rows(fingerprint)]
+    return lines
+
+
+_SHOWN = ("appends", "stored", "outcome")
+"""The projection's components a fingerprint row shows in columns of their own."""
+
+
+def _fingerprint_rows(fingerprint: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """Per point: its name, batches appended, roles stored, outcome, and what
+    differs from the nearest policy (the nearest policy's value of each shown
+    component, the names of the others), ``—`` when nothing does."""
+    rows = []
     for point in fingerprint["points"]:
         seen, ref = point["stored"], point["nearest"]
         differs = point["differs"]
-        note = "—"
-        if differs:
-            note = "; ".join(f"{c}: {_md(ref[c])}" for c in differs
-                             if c in ("appends", "stored", "outcome"))
-            others = [c for c in differs if c not in ("appends", "stored", "outcome")]
-            note = "; ".join([x for x in (note, ", ".join(others)) if x])
-        lines.append(
-            f"| {_md(point['name'])} | {_md(seen['appends'])} | {_md(seen['stored'])} "
-            f"| {_md(seen['outcome'])} | {note} |"
-        )
-    return lines
+        shown = "; ".join(f"{c}: {ref[c]}" for c in differs if c in _SHOWN)
+        others = ", ".join(c for c in differs if c not in _SHOWN)
+        note = "; ".join(x for x in (shown, others) if x) or "—"
+        rows.append((str(point["name"]), str(seen["appends"]), str(seen["stored"]),
+                     str(seen["outcome"]), note))
+    return rows
+
+
+_FINGERPRINT_HEADER = ("point", "batches appended", "stored", "outcome", "differs from nearest")
+
+
+def _fingerprint_table(fingerprint: Mapping[str, Any] | None) -> Table | None:
+    """The fingerprint as the HTML report's table for its framework."""
+    if not fingerprint:
+        return None
+    distances = ", ".join(f"{name} {n}" for name, n in fingerprint["distances"].items())
+    caption = (f"save-policy fingerprint, nearest policy {fingerprint['nearest']} "
+               f"({fingerprint['distance']} of {len(fingerprint['points'])} points differ; "
+               f"distances: {distances})")
+    return Table(caption, _FINGERPRINT_HEADER, tuple(_fingerprint_rows(fingerprint)))
+
+
+GLOSSARY: tuple[tuple[str, str], ...] = (
+    ("message, turn, run", "The three save policies of document 000: message appends each "
+     "completed message batch at once, turn each completed model-and-tool round, run "
+     "the whole run in one batch once it has a response outcome; a failed run keeps what "
+     "its policy had appended."),
+    ("anvia-main/message, anvia-main/turn, anvia-main/run", "The reference simulator's "
+     "variant reproducing the Anvia runtime's older main line under that policy: a tool "
+     "call appended before its tools run, approvals answered during the run, an unknown "
+     "policy name storing nothing."),
+    ("reference simulator", "The kit's own runtime (memconform.simulator), which every "
+     "rule passes; a fingerprint compares a framework with it under each policy."),
+    ("nearest save policy", "The policy (or variant) whose reference run differs from the "
+     "framework's at the fewest failure points of the fingerprint."),
+    ("crash after append k", "The framework's process is killed (SIGKILL) right after the "
+     "store acknowledged its k-th append."),
+    ("unsupported", "Shown as n/a on the Markdown page: the scenario needs a hook or a save "
+     "policy the framework does not have, so it was not run."),
+    ("adapter-provided", "The rule passed only through something the kit's adapter supplies "
+     "that the framework does not (its provides, such as message ids)."),
+)
+"""Every name the runtimes report uses that a reader may not know, defined there."""
+
+
+def _summary(run: RuntimeRun, script: str | None) -> str:
+    """One line per framework for the HTML report."""
+    assert run.results is not None
+    totals = run.results.totals
+    parts = [_declared(run.results),
+             f"nearest save policy {_nearest(run.results.fingerprint)}",
+             f"pass {totals.get('pass', 0)}, fail or warn "
+             f"{totals.get('fail', 0) + totals.get('warn', 0)}, adapter-provided "
+             f"{totals.get('adapter-provided', 0)}, n/a {totals.get('unsupported', 0)}"]
+    if script:
+        parts.append(f"with the framework alone: {script}")
+    return "; ".join(parts)
 
 
 def _policy_lines(fingerprints: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -640,9 +701,31 @@ def write_runtime_page(
     page = out / "runtimes.md"
     page.write_text(render_runtime_page(runs, findings, runtime_scripts(out)), encoding="utf-8")
     written = [page]
-    judged = [r.results for r in runs if r.results is not None]
-    if judged:
+    if any(r.results is not None for r in runs):
         html = out / "runtimes.html"
-        html.write_bytes(render_comparison(judged))
+        html.write_bytes(render_runtime_comparison(runs, findings, runtime_scripts(out)))
         written.append(html)
     return written
+
+
+def render_runtime_comparison(
+    runs: Sequence[RuntimeRun], findings: Mapping[tuple[str, str], Finding],
+    scripts: Mapping[str, str] | None = None,
+) -> bytes:
+    """``runtimes.html``: the frameworks with results side by side, each column
+    named by its framework, the runtime rules only, each failure with its
+    finding and severity, a line per framework (what it declares, its nearest
+    save policy, its totals, its framework-only script), its fingerprint, and
+    the meaning of every policy name the page uses."""
+    judged = [r for r in runs if r.results is not None]
+    results = [r.results for r in judged if r.results is not None]
+    return render_comparison(
+        results,
+        labels=[r.target.label for r in judged],
+        subject="runtime",
+        notes=[failure_notes(res, r.target.name, findings)
+               for r, res in zip(judged, results, strict=True)],
+        summaries=[_summary(r, (scripts or {}).get(r.target.name)) for r in judged],
+        tables=[_fingerprint_table(res.fingerprint) for res in results],
+        glossary=GLOSSARY,
+    )

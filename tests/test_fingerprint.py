@@ -38,6 +38,8 @@ OUTSIDE_THE_PROJECTION = {
     "sp-resume-from-process-memory": "the fingerprint resumes in the process that suspended "
                                      "the run (SP-028's resume in a fresh process)",
     "sp-rounds-across-runs": "rounds are values the runtime stamps (SP-030), never compared",
+    "sp-run-rounds-per-message": "rounds are values the runtime stamps (SP-030), never "
+                                 "compared",
     "sp-run-error-hook-replaces-error": "no point's run_error hook fails (SP-016)",
     "sp-streamed-refusal-retried": "no point refuses an append while the run streams "
                                    "(SP-029)",

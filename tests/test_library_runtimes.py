@@ -39,7 +39,7 @@ from memconform.runtime_compliance import (
     run_runtime_target,
     runtime_scripts,
 )
-from tests.test_library_stores import _agree, _scenario_outcomes, _venv
+from tests.test_library_stores import _agree, _plain_environment, _scenario_outcomes, _venv
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -114,15 +114,17 @@ def _findings_of(script: str) -> dict[str, set[str]]:
 def test_the_framework_only_script_reproduces_every_runtime_finding(
     script: str, tmp_path: Path
 ) -> None:
-    """The script runs as a framework's maintainer would run it: from an empty
-    folder, with nothing of the kit on its path (it imports none of it)."""
+    """The script runs as a framework's maintainer would run it: ``python
+    script.py``, from an empty folder, with no PYTHON* variable (its own folder
+    first on its import path, as it is for them)."""
     target = next(t for t in RUNTIME_TARGETS if SCRIPTS.get(t.name) == script)
     venv = _venv(target.extra)
     path = DOCS / script
     assert "memconform" not in path.read_text(encoding="utf-8").replace(
         "memconform compliance", ""), "a reproduction script imports nothing of the kit"
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-I", str(path)], cwd=tmp_path,
+        [str(venv / "bin" / "python"), str(path)], cwd=tmp_path,
+        env=_plain_environment(),
         capture_output=True, text=True, check=False, timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr

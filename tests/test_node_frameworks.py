@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -174,3 +175,19 @@ def test_a_fingerprint_per_policy_is_compared_with_that_policys_reference() -> N
     assert "| message | 1 of 2: none | run (0) |" in lines
     assert any("under message, **none**: appends: [user,assistant] (message: [user] "
                "[assistant])" in line for line in lines)
+
+
+def test_the_anvia_build_script_builds_the_commits_the_page_names() -> None:
+    """``node/frameworks/anvia-build.sh`` rebuilds what the page judges: it parses,
+    and pins the commit each Anvia target's label names."""
+    script = ROOT / "node" / "frameworks" / "anvia-build.sh"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    text = script.read_text(encoding="utf-8")
+    built = [t for t in NODE_TARGETS if t.needs]
+    assert {t.name for t in built} == {"anvia", "anvia-main"}
+    for target in built:
+        found = re.search(r"\b[0-9a-f]{8}\b", target.label)
+        assert found, f"{target.name}: its label names no commit"
+        commit = found.group()
+        assert f"={commit}" in text, f"{target.name}: the script does not build {commit}"
+        assert target.needs in text

@@ -15,12 +15,12 @@ from memconform.catalogue import load_catalogue
 from memconform.cli import main
 from memconform.compliance import TARGETS, Finding, load_findings
 from memconform.reports import build_results, write_reports
-from memconform.reports.compare import render_comparison
 from memconform.reports.results import Results
 from memconform.runtime_compliance import (
     RUNTIME_TARGETS,
     RuntimeRun,
     kept_runtime_runs,
+    render_runtime_comparison,
     render_runtime_page,
     runtime_scripts,
     write_runtime_page,
@@ -113,6 +113,30 @@ def test_the_page_and_the_comparison_are_written(tmp_path: Path) -> None:
     assert "<html" in (tmp_path / "runtimes.html").read_text(encoding="utf-8")
 
 
+def test_the_html_report_is_a_page_a_chooser_reads() -> None:
+    """Plain framework names as columns, the runtime rules only, each failure with
+    its finding and severity, a line per framework, its fingerprint, and the
+    meaning of the policy names used."""
+    second = RUNTIME_TARGETS[1]
+    finding = Finding(second.name, "SP-001", "the input is written first", "lib/run.py: f",
+                      "partial-write")
+    html = render_runtime_comparison(_runs(), {(second.name, "SP-001"): finding},
+                                     {second.name: "reproduce/runtime_langgraph.py"})
+    text = html.decode("utf-8")
+    for target in RUNTIME_TARGETS[:2]:
+        assert f"#{RUNTIME_TARGETS.index(target) + 1} {target.label}" in text
+    assert "x:y" not in text.split('id="matrix"')[1]  # no internal runtime name heads a column
+    assert "the input is written first" in text
+    assert "partial write" in text
+    assert "nearest save policy message (1 of 2 points differ)" in text
+    assert "with the framework alone: reproduce/runtime_langgraph.py" in text
+    assert "<td>model call 1 fails</td><td>[user]</td><td>user</td>" in text
+    assert "appends: none; stored: none" in text
+    assert "<dt>anvia-main/message, anvia-main/turn, anvia-main/run</dt>" in text
+    assert "<dt>message, turn, run</dt>" in text
+    assert "ST-001" not in text  # store rules belong to the stores' report
+
+
 def test_runtimes_is_rewritten_from_kept_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -190,5 +214,8 @@ def test_the_kept_results_regenerate_the_runtime_page_without_a_difference() -> 
     assert page == (DOCS / "runtimes.md").read_text(encoding="utf-8"), (
         "docs/runtimes.md is stale: run 'memconform compliance --from-results --out docs'"
     )
-    html = render_comparison([r.results for r in runs if r.results is not None])
-    assert html == (DOCS / "runtimes.html").read_bytes()
+    html = render_runtime_comparison(runs, findings, runtime_scripts(DOCS))
+    assert html == (DOCS / "runtimes.html").read_bytes(), (
+        "docs/runtimes.html is stale: run "
+        "'memconform compliance --from-results --runtimes --out docs'"
+    )

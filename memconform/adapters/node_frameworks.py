@@ -67,8 +67,9 @@ _ANVIA_LACKS = (
 )
 _ANVIA_BUILT = (
     " Anvia is not on the npm registry: its core is built from github.com/anvia-hq/anvia "
-    "outside the kit and named by the variable in the command; `memconform compliance` "
-    "keeps these results where the variable is unset."
+    "outside the kit (`bash node/frameworks/anvia-build.sh DIR` builds both lines and "
+    "prints the variables) and named by the variable in the command; `memconform "
+    "compliance` keeps these results where the variable is unset."
 )
 
 NODE_FRAMEWORKS: tuple[RuntimeEntry, ...] = (

@@ -30,7 +30,7 @@ from memconform.reports.exitcode import exit_code
 from memconform.reports.html import environment, inline_asset, one_line, render_html
 from memconform.reports.results import VERDICTS, Results
 
-__all__ = ["Note", "render_comparison", "write_comparison"]
+__all__ = ["Note", "Table", "render_comparison", "write_comparison"]
 
 
 NOTE_LOOKS = ("error", "fail", "warn", "informational", "unsupported", "not-run")
@@ -54,6 +54,16 @@ class Note:
         return NOTE_LOOKS[min(self.rank, len(NOTE_LOOKS) - 1)]
 
 
+@dataclass(frozen=True)
+class Table:
+    """A table a page shows for one column (a runtime's fingerprint, say): its
+    ``caption``, the ``header`` cells and the ``rows`` of text cells."""
+
+    caption: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
 def _per_column(values: Sequence[Any] | None, n: int, what: str) -> list[Any]:
     if values is None:
         return [None] * n
@@ -71,6 +81,8 @@ def render_comparison(
     notes: Sequence[Mapping[str, Note]] | None = None,
     summaries: Sequence[str] | None = None,
     decisions: Sequence[tuple[str, str, str]] = (),
+    tables: Sequence[Table | None] | None = None,
+    glossary: Sequence[tuple[str, str]] = (),
 ) -> bytes:
     """The bytes of ``compare.html`` for ``results`` (in the order given).
 
@@ -84,7 +96,9 @@ def render_comparison(
     that cell and in a findings table sorted by severity; ``summaries`` holds
     one line per column, shown with what was judged; ``decisions`` are
     ``(title, text, where)`` of behaviours judged by hand that no rule scores,
-    listed after the findings."""
+    listed after the findings; ``tables`` holds, per column, a :class:`Table`
+    shown in a section of its own (``None``: none); ``glossary`` the
+    ``(term, meaning)`` of every name the page uses that a reader may not know."""
     if not results:
         raise ValueError("nothing to compare: give at least one results file")
     links = _per_column(reports, len(results), "report address (or None)")
@@ -93,6 +107,7 @@ def render_comparison(
         n or {} for n in _per_column(notes, len(results), "set of notes")
     ]
     lines = _per_column(summaries, len(results), "summary")
+    column_tables = _per_column(tables, len(results), "table (or None)")
     order: dict[str, int] = {}
     texts: dict[str, tuple[str, str, str]] = {}
     for res in results:
@@ -148,6 +163,9 @@ def render_comparison(
         rows=rows,
         findings=findings,
         decisions=[{"title": t, "text": x, "where": w} for t, x, w in decisions],
+        tables=[{"n": n + 1, "label": names[n] or results[n].identity(), "table": table}
+                for n, table in enumerate(column_tables) if table is not None],
+        glossary=[{"term": t, "meaning": m} for t, m in glossary],
         verdicts=VERDICTS,
         versions=versions,
         kit_version=__version__,

@@ -87,88 +87,17 @@
 //   so the approval scenarios are `unsupported`.
 // - provides ["ids"]: as anvia-runtime.mjs, a kit id per message.
 
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { ScriptedFailure, StoreFailure, serve } from "../runtime.mjs";
+import { serve } from "../runtime.mjs";
+import { KitMessages, errorObject, importCore, kitCall, memoryStore } from "./anvia-shared.mjs";
 
 const COMPONENT = "agent";
-const MESSAGE_KEY = "anvia_message";
 
-async function importAnvia() {
-  const path = process.env.MEMCONFORM_ANVIA_MAIN_CORE;
-  if (!path) {
-    process.stderr.write(
-      "anvia-main-runtime: set MEMCONFORM_ANVIA_MAIN_CORE to the built @anvia/core dist/index.js\n",
-    );
-    process.exit(1);
-  }
-  try {
-    const core = await import(pathToFileURL(path).href);
-    let version = "unknown";
-    try {
-      version = JSON.parse(readFileSync(join(dirname(path), "..", "package.json"), "utf8")).version;
-    } catch {}
-    if (typeof core.AgentBuilder !== "function") {
-      process.stderr.write(`anvia-main-runtime: ${path} has no AgentBuilder (not the main line)\n`);
-      process.exit(1);
-    }
-    return { core, version };
-  } catch (error) {
-    process.stderr.write(
-      `anvia-main-runtime: cannot import @anvia/core from ${path} (node ${process.version}): ` +
-        `${error?.name}: ${String(error?.message).split("\n")[0]}\n`,
-    );
-    process.exit(1);
-  }
-}
-
-const { core: anvia, version: ANVIA_VERSION } = await importAnvia();
+const { core: anvia, version: ANVIA_VERSION } = await importCore(
+  "MEMCONFORM_ANVIA_MAIN_CORE", "anvia-main-runtime",
+  { check: (core) => (typeof core.AgentBuilder === "function" ? null : "has no AgentBuilder (not the main line)") },
+);
 
 // -- values ------------------------------------------------------------------------------
-
-function errorObject(error) {
-  const out = {
-    type: String(error?.name ?? "Error"),
-    message: String(error?.message ?? error),
-  };
-  if (typeof error?.status === "number") out.status = error.status;
-  return out;
-}
-
-function thrownFor(failure) {
-  const scripted = failure.error ?? {};
-  const error = new Error(String(scripted.message ?? ""));
-  error.name = String(scripted.type ?? "Error");
-  if (scripted.status !== undefined) error.status = scripted.status;
-  if (scripted.body !== undefined) error.body = scripted.body;
-  if (scripted.cause !== undefined) error.cause = scripted.cause;
-  return error;
-}
-
-const STORE_ERRORS = {
-  store: "StoreError", "duplicate-id": "DuplicateIdError", conflict: "ConflictError",
-  "unsupported-value": "UnsupportedValueError", value: "ValueError", key: "KeyError",
-};
-
-function asThrown(error) {
-  if (error instanceof ScriptedFailure) return thrownFor(error);
-  if (error instanceof StoreFailure) {
-    const thrown = new Error(error.message);
-    thrown.name = STORE_ERRORS[error.kind] ?? "StoreError";
-    thrown.kind = error.kind;
-    return thrown;
-  }
-  return error;
-}
-
-async function kitCall(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    throw asThrown(error);
-  }
-}
 
 function resultText(content) {
   if (typeof content === "string") return content;
@@ -211,7 +140,7 @@ class World {
     this.script = script;
     this.env = env;
     this.thread = String(script.thread);
-    this.ids = new WeakMap();
+    this.messages = new KitMessages(env, kitView);
     this.runId = null;
     this.toolCallId = null;
     this.cancelAt = null;
@@ -220,75 +149,6 @@ class World {
   seen(runId) {
     if (runId != null && this.runId === null) this.runId = String(runId);
   }
-
-  async kitMessage(message, runId, round) {
-    const known = this.ids.get(message);
-    if (known !== undefined) return known;
-    const view = kitView(message);
-    const kit = {
-      id: await this.env.ids.next("msg"),
-      role: view.role,
-      text: view.text,
-      parts: view.parts,
-      run_id: runId ?? null,
-      round: round ?? null,
-      turn_id: null,
-      committed: true,
-      metadata: { [MESSAGE_KEY]: message },
-    };
-    this.ids.set(message, kit);
-    return kit;
-  }
-}
-
-function anviaMessage(kit) {
-  const kept = kit?.metadata?.[MESSAGE_KEY];
-  if (kept && typeof kept === "object") return kept;
-  return { role: kit.role, content: kit.text };
-}
-
-function memoryStore(world, recordsErrors) {
-  const { env } = world;
-  const threadOf = (context) => String(context?.sessionId ?? world.thread);
-  const store = {
-    async load(context) {
-      const stored = await kitCall(env.store.messages({
-        thread_id: threadOf(context), limit: null, include_uncommitted: false,
-      }));
-      return stored.map((kit) => {
-        const message = anviaMessage(kit);
-        world.ids.set(message, kit);
-        return message;
-      });
-    },
-    async append({ context, runId, turn, messages }) {
-      world.seen(runId);
-      const batch = [];
-      for (const message of messages) batch.push(await world.kitMessage(message, runId, turn));
-      await kitCall(env.store.append({ thread_id: threadOf(context), batch }));
-    },
-    async clear() {
-      throw new Error("clear: the kit's store never removes stored messages");
-    },
-  };
-  if (recordsErrors) {
-    store.recordError = async ({ context, runId, error, messages }) => {
-      world.seen(runId);
-      const kits = [];
-      for (const message of messages) kits.push(await world.kitMessage(message, runId, null));
-      await kitCall(env.store.record_error({
-        thread_id: threadOf(context),
-        record: {
-          run_id: String(runId),
-          error: errorObject(error),
-          messages: kits,
-          scope: threadOf(context),
-          recorded_at: null,
-        },
-      }));
-    };
-  }
-  return store;
 }
 
 function model(world) {
@@ -522,7 +382,8 @@ async function execute(script, env) {
     let builder = new anvia.AgentBuilder("memconform", model(world))
       .tools(tools(world))
       .hook(promptHook(world))
-      .memory(memoryStore(world, recordsErrors), memoryOptions);
+      .memory(memoryStore(world, recordsErrors, { loadScope: (a) => a, callScope: (a) => a?.context }),
+        memoryOptions);
     const policy = guardrails(world);
     if (policy !== undefined) builder = builder.guardrails(policy);
     agent = builder.build();

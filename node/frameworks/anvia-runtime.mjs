@@ -114,89 +114,18 @@
 //   when it is first appended or recorded, and keeps it for that message
 //   object. Run ids are Anvia's (`runId`), rounds Anvia's append `turn`.
 
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { ScriptedFailure, StoreFailure, serve } from "../runtime.mjs";
+import { serve } from "../runtime.mjs";
+import {
+  KitMessages, asThrown, errorObject, importCore, memoryStore,
+} from "./anvia-shared.mjs";
 
 const COMPONENT = "agent";
-const MESSAGE_KEY = "anvia_message";
 
-async function importAnvia() {
-  const path = process.env.MEMCONFORM_ANVIA_CORE;
-  if (!path) {
-    process.stderr.write(
-      "anvia-runtime: set MEMCONFORM_ANVIA_CORE to the built @anvia/core dist/index.js\n",
-    );
-    process.exit(1);
-  }
-  try {
-    const core = await import(pathToFileURL(path).href);
-    let version = "unknown";
-    try {
-      version = JSON.parse(readFileSync(join(dirname(path), "..", "package.json"), "utf8")).version;
-    } catch {}
-    return { core, version };
-  } catch (error) {
-    process.stderr.write(
-      `anvia-runtime: cannot import @anvia/core from ${path} (node ${process.version}; ` +
-        `Anvia needs >= 22.19): ${error?.name}: ${String(error?.message).split("\n")[0]}\n`,
-    );
-    process.exit(1);
-  }
-}
-
-const { core: anvia, version: ANVIA_VERSION } = await importAnvia();
+const { core: anvia, version: ANVIA_VERSION } = await importCore(
+  "MEMCONFORM_ANVIA_CORE", "anvia-runtime", { hint: "; Anvia needs >= 22.19" },
+);
 
 // -- values ------------------------------------------------------------------------------
-
-function errorObject(error) {
-  const out = {
-    type: String(error?.name ?? "Error"),
-    message: String(error?.message ?? error),
-  };
-  if (typeof error?.status === "number") out.status = error.status;
-  return out;
-}
-
-/** The exception a provider or tool throws for a scripted failure. */
-function thrownFor(failure) {
-  const scripted = failure.error ?? {};
-  const error = new Error(String(scripted.message ?? ""));
-  error.name = String(scripted.type ?? "Error");
-  if (scripted.status !== undefined) error.status = scripted.status;
-  if (scripted.body !== undefined) error.body = scripted.body;
-  if (scripted.cause !== undefined) error.cause = scripted.cause;
-  return error;
-}
-
-// The store's own exception for each refusal kind (memconform.contract's names).
-const STORE_ERRORS = {
-  store: "StoreError", "duplicate-id": "DuplicateIdError", conflict: "ConflictError",
-  "unsupported-value": "UnsupportedValueError", value: "ValueError", key: "KeyError",
-};
-
-/** A store's refusal as the exception the store raised. */
-function storeThrown(failure) {
-  const error = new Error(failure.message);
-  error.name = STORE_ERRORS[failure.kind] ?? "StoreError";
-  error.kind = failure.kind;
-  return error;
-}
-
-function asThrown(error) {
-  if (error instanceof ScriptedFailure) return thrownFor(error);
-  if (error instanceof StoreFailure) return storeThrown(error);
-  return error;
-}
-
-async function storeCall(promise) {
-  try {
-    return await promise;
-  } catch (error) {
-    throw asThrown(error);
-  }
-}
 
 function toolOutputText(output) {
   // As Anvia's own toolOutputToText.
@@ -262,80 +191,13 @@ class World {
     this.script = script;
     this.env = env;
     this.thread = String(script.thread);
-    this.ids = new WeakMap(); // Anvia message object -> its kit message
+    this.messages = new KitMessages(env, kitView); // Anvia message object -> its kit message
     this.runId = null; // Anvia's id of the run under way (lifecycle.onStart)
     this.toolCallId = null; // the call Anvia is about to run (lifecycle.onToolStart)
     this.turn = 0; // the model call Anvia is about to make (request middleware)
     this.cancelAt = null;
     this.abort = null;
   }
-
-  async kitMessage(message, runId, round) {
-    const known = this.ids.get(message);
-    if (known !== undefined) return known;
-    const view = kitView(message);
-    const kit = {
-      id: await this.env.ids.next("msg"),
-      role: view.role,
-      text: view.text,
-      parts: view.parts,
-      run_id: runId ?? null,
-      round: round ?? null,
-      turn_id: null,
-      committed: true,
-      metadata: { [MESSAGE_KEY]: message },
-    };
-    this.ids.set(message, kit);
-    return kit;
-  }
-}
-
-function anviaMessage(kit) {
-  const kept = kit?.metadata?.[MESSAGE_KEY];
-  if (kept && typeof kept === "object") return kept;
-  return { role: kit.role, content: kit.text };
-}
-
-function memoryStore(world, recordsErrors) {
-  const { env } = world;
-  const threadOf = (scope) => String(scope?.sessionId ?? world.thread);
-  const store = {
-    async load({ scope }) {
-      const stored = await storeCall(env.store.messages({
-        thread_id: threadOf(scope), limit: null, include_uncommitted: false,
-      }));
-      return stored.map((kit) => {
-        const message = anviaMessage(kit);
-        world.ids.set(message, kit);
-        return message;
-      });
-    },
-    async append({ scope, runId, turn, messages }) {
-      const batch = [];
-      for (const message of messages) batch.push(await world.kitMessage(message, runId, turn));
-      await storeCall(env.store.append({ thread_id: threadOf(scope), batch }));
-    },
-    async clear() {
-      throw new Error("clear: the kit's store never removes stored messages");
-    },
-  };
-  if (recordsErrors) {
-    store.recordError = async ({ scope, runId, error, messages }) => {
-      const kits = [];
-      for (const message of messages) kits.push(await world.kitMessage(message, runId, null));
-      await storeCall(env.store.record_error({
-        thread_id: threadOf(scope),
-        record: {
-          run_id: String(runId),
-          error: errorObject(error),
-          messages: kits,
-          scope: threadOf(scope),
-          recorded_at: null,
-        },
-      }));
-    };
-  }
-  return store;
 }
 
 function model(world) {
@@ -596,7 +458,9 @@ async function runOnce(world, agent, spec, state) {
 async function execute(script, env) {
   const world = new World(script, env);
   const recordsErrors = Boolean(await env.store.has("errors"));
-  const memory = { store: memoryStore(world, recordsErrors) };
+  const memory = {
+    store: memoryStore(world, recordsErrors, { loadScope: (a) => a?.scope, callScope: (a) => a?.scope }),
+  };
   if (script.save_policy != null) memory.savePolicy = script.save_policy;
   let agent;
   try {
