@@ -1,0 +1,1 @@
+"""Round 6 store families."""
