@@ -50,7 +50,15 @@ async def checks(engine: Any) -> list[tuple[str, bool, str]]:
         read: list[str] | str = _names(await damaged.get_items())
     except Exception as exc:
         read = type(exc).__name__
+    window = SQLAlchemySession("w", engine=engine, create_tables=True)
+    await window.add_items([_item(f"w{i}") for i in range(1, 4)])
+    try:
+        fraction: list[str] | str = _names(await window.get_items(limit=2.5))  # type: ignore[arg-type]
+    except Exception as exc:
+        fraction = type(exc).__name__
     return [
+        ("ST-005", fraction == ["w2", "w3"],
+         f"get_items(limit=2.5) returned {fraction}, no error"),
         ("ST-010", _names(await twice.get_items()) == ["a", "a"],
          "an item whose id was stored is stored again"),
         ("ST-011", _names(await inner.get_items()) == ["b", "b"],

@@ -283,7 +283,9 @@ def long_thread(run: Sweep) -> None:
         for rules, repeated in refused:
             batch = [_message(total + i, id=f"x{size}-{i}") for i in range(size)]
             batch[-1] = replace(batch[-1], id=repeated if repeated != "again" else batch[0].id)
-            run.put("L", batch, (*rules, "ST-016"))
+            # accepting the batch breaks its rule alone; ST-016 is broken only by
+            # a refusal that leaves part of the batch, which the read shows
+            run.put("L", batch, rules)
             run.look("L", (1, size), rules=(*rules, "ST-016"))
 
 

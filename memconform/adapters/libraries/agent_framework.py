@@ -106,6 +106,7 @@ from memconform.contract import (
     Capability,
     Provision,
     StoreError,
+    UnsupportedValueError,
     check_limit,
     damage_index,
 )
@@ -271,7 +272,29 @@ class AgentFrameworkStore:
 
 
 class AgentFrameworkRedisStore(AgentFrameworkStore):
-    """An :class:`AgentFrameworkStore` on ``RedisHistoryProvider``, with the damage hook."""
+    """An :class:`AgentFrameworkStore` on ``RedisHistoryProvider``, with the damage hook.
+
+    A session id the provider's key cannot hold (the empty one: its default
+    ``key_format='scoped'`` raises ``ValueError``) is refused with
+    :class:`UnsupportedValueError`, the contract's word for the provider's own
+    refusal, before the provider is called."""
+
+    def _key(self, thread_id: str) -> None:
+        try:
+            self.provider._redis_key(thread_id)
+        except ValueError as exc:
+            raise UnsupportedValueError(
+                f"RedisHistoryProvider cannot hold the session id {thread_id!r}: {exc}"
+            ) from exc
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        self._key(thread_id)
+        super().append(thread_id, batch)
+
+    def messages(self, thread_id: str, limit: int | None = None) -> list[Message]:
+        check_limit(limit)
+        self._key(thread_id)
+        return super().messages(thread_id, limit)
 
     async def _damage(self, thread_id: str) -> None:
         client: Any = self.provider._redis_client
