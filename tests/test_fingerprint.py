@@ -51,6 +51,12 @@ OUTSIDE_THE_PROJECTION = {
                            "compared (SP-021's fresh-instance scenario)",
     "sp-last-tool-result-only": "no point's model calls two tools at once (SP-025)",
     "sp-tool-results-by-name": "no point's model calls one tool twice at once (SP-025)",
+    "sp-tool-results-in-completion-order": "no point's model calls two tools at once "
+                                           "(SP-025)",
+    "sp-single-pending-continuation": "no point's run suspends with two calls awaiting "
+                                      "approval (SP-028)",
+    "sp-turn-buffer-survives-cancel": "no point runs again on the thread after a cancelled "
+                                      "run (the second-run scenarios of SP-008 and SP-032)",
     "sp-resume-sees-own-run-only": "the suspended run is the thread's first, so no earlier "
                                    "run is missing from what it resumes with (SP-031)",
     "sp-turn-stream-saved-at-finish": "no streamed point's run-end hook cancels or fails "

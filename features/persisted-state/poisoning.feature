@@ -23,6 +23,17 @@ Feature: Persisted state: durable knowledge is guarded against poisoning
       Then the stored fact "vendor.sla" is labelled "untrusted"
       And the model was shown "vendor.sla" as a claim from "tool:web:vendor.test"
 
+    @PS-013 @PS-018 @knowledge
+    Scenario: A durable fact copied from a web page is still a claim once its recheck date has passed
+      Given the lifetime of "observation" facts is 30 days
+      When the agent remembers the facts:
+        | subject    | statement                            | kind        | source               | evidence              | origin |
+        | vendor.sla | The vendor guarantees 99.99% uptime  | observation | tool:web:vendor.test | quoted from the page  | copied |
+      And 45 days pass on the scenario clock
+      And the agent recalls "vendor.sla"
+      Then the recalled fact "vendor.sla" is shown as "unverified"
+      And the model was shown "vendor.sla" as a claim from "tool:web:vendor.test"
+
   Rule: what the agent concluded is kept apart from what it copied
 
     @PS-019 @knowledge

@@ -132,6 +132,35 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | point       | outcome |
         | last append | failed  |
 
+  Rule: a cancelled run leaves nothing held back for the next run
+
+    @SP-008 @SP-032 @with-second-run
+    Scenario: Save-policy turn run cancelled before its first model call leaves its input out of the next run's batch
+      Given a save-policy agent with the "turn" save policy
+      And the save-policy model answers directly with "Hello."
+      And the first save-policy run is cancelled before model call 1
+      And a later save-policy run sends "Did it work?" and gets the answer "Partly."
+      When the save-policy script is executed
+      Then save-policy run 1 ends "cancelled"
+      And save-policy run 2 ends "completed"
+      And the save-policy appends are "[user,assistant]"
+      And the save-policy model saw at the first call of run 2:
+        | role | text         |
+        | user | Did it work? |
+
+    @SP-011 @SP-032 @with-second-run
+    Scenario: Save-policy run-policy run cancelled mid-run leaves nothing for the next run
+      Given a save-policy agent with the "run" save policy
+      And the save-policy run meets the failure point "cancellation"
+      And a later save-policy run sends "Did it work?" and gets the answer "Partly."
+      When the save-policy script is executed
+      Then save-policy run 1 ends "cancelled"
+      And save-policy run 2 ends "completed"
+      And the save-policy appends are "[user,assistant]"
+      And the save-policy model saw at the first call of run 2:
+        | role | text         |
+        | user | Did it work? |
+
   Rule: memory is stored before success is reported, and a refused append fails the run
 
     @SP-019
@@ -205,6 +234,21 @@ Feature: Save-policy runs that fail keep only what each policy had completed
         | message | [user] [assistant,tool] [assistant] |
         | turn    | [user,assistant,tool] [assistant]   |
         | run     | [user,assistant,tool,assistant]     |
+
+    @SP-023 @SP-025
+    Scenario Outline: Save-policy <policy> run keeps two results in call order when the first tool of the round throws
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy model calls two tools at once in its first round
+      And the save-policy run meets the failure point "tool"
+      When the save-policy script is executed
+      Then the save-policy run ends "completed"
+      And every stored save-policy tool message holds its results in the order of the calls
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
 
     @SP-024
     Scenario: Save-policy tool-error hook that terminates cancels the run without storing the tool call

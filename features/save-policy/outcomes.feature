@@ -112,6 +112,24 @@ Feature: Save-policy blocks, suspensions and retries are outcomes, not failures
         | turn    | [user,assistant] [tool,tool] [assistant]  |
         | run     | [user,assistant] [tool,tool,assistant]    |
 
+    @SP-028 @with-approval @with-second-run @with-restart
+    Scenario Outline: Save-policy <policy> resumed run answers both calls that awaited approval
+      Given a save-policy agent with the "<policy>" save policy
+      And the save-policy model calls two tools at once in its first round
+      And every save-policy tool call of the first round needs approval
+      And a later save-policy run approves the pending tool call
+      When the save-policy script is executed
+      Then save-policy run 1 ends "suspended"
+      And save-policy run 2 ends "completed"
+      And every stored save-policy tool call has an approval answer and a result
+      And the save-policy tools ran with the arguments the model gave their calls
+
+      Examples:
+        | policy  |
+        | message |
+        | turn    |
+        | run     |
+
     @SP-028 @SP-031 @with-approval @with-second-run @with-restart
     Scenario Outline: Save-policy <policy> resumed run shows the model the runs before the suspended one
       Given a save-policy agent with the "<policy>" save policy

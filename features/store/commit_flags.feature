@@ -30,6 +30,15 @@ Feature: Store commit flags keep hidden data in place
       Then plain reads of store thread "A" return "m1, m2, m3, m4, m5, u2"
       And reads of store thread "A" including uncommitted return "m1, m2, m3, m4, m5, u1, u2" with "u1" uncommitted
 
+  Rule: A hidden message keeps its id
+
+    @ST-010 @commit-flags
+    Scenario: Store refuses a batch repeating the id of an uncommitted message
+      When the committed flag of messages "m4" in store thread "A" is cleared
+      And store thread "A" is appended a batch of new ids with the stored id "m4" in the middle
+      Then the store call is refused with DuplicateIdError
+      And reads of store thread "A" including uncommitted return "m1, m2, m3, m4, m5" with "m4" uncommitted
+
   Rule: The window counts committed messages only
 
     @ST-019 @commit-flags

@@ -55,6 +55,36 @@ Feature: Strict-write error digest text is short, specific and safe
       When the strict-write agent answers "hello"
       Then the strict-write task error of turn 1 reads "Task 'eddi://ai.labs.llm' failed: Rate limit reached for requests"
 
+    @SW-018 @commit-flags
+    Scenario: Strict-write digest reduces a provider body whose message is its detail
+      Given the strict-write task "ai.labs.llm" fails on its next call with the error:
+        """
+        {"type": "HttpException", "message": "HTTP 422 Unprocessable Entity", "status": 422,
+         "body": "{\"detail\": \"Input should be a valid integer\"}"}
+        """
+      When the strict-write agent answers "hello"
+      Then the strict-write task error of turn 1 reads "Task 'eddi://ai.labs.llm' failed: Input should be a valid integer"
+
+    @SW-018 @commit-flags
+    Scenario: Strict-write digest reduces a provider body that lists its errors
+      Given the strict-write task "ai.labs.llm" fails on its next call with the error:
+        """
+        {"type": "HttpException", "message": "HTTP 400 Bad Request", "status": 400,
+         "body": "{\"errors\": [{\"message\": \"max_tokens is too large\", \"code\": 17}]}"}
+        """
+      When the strict-write agent answers "hello"
+      Then the strict-write task error of turn 1 reads "Task 'eddi://ai.labs.llm' failed: max_tokens is too large"
+
+    @SW-018 @commit-flags
+    Scenario: Strict-write digest reduces a provider body whose error is plain text
+      Given the strict-write task "ai.labs.llm" fails on its next call with the error:
+        """
+        {"type": "HttpException", "message": "HTTP 503 Service Unavailable", "status": 503,
+         "body": "{\"error\": \"upstream model is overloaded\"}"}
+        """
+      When the strict-write agent answers "hello"
+      Then the strict-write task error of turn 1 reads "Task 'eddi://ai.labs.llm' failed: upstream model is overloaded"
+
   Rule: the text is redacted and stripped of noise
 
     @SW-019 @commit-flags

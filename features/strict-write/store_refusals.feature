@@ -28,6 +28,14 @@ Feature: Strict-write: a memory write the store refused fails the turn
       When the strict-write agent answers "What's the weather?"
       Then the strict-write turn 1 ends in state "ERROR" because the store refused a write
 
+    @SW-033 @commit-flags @with-store-refusal
+    Scenario: Strict-write digest mode with continueOnFailure: a turn whose task write the store refused ends in ERROR
+      Given strict write is enabled with onFailure "digest"
+      And the strict-write continueOnFailure setting is on
+      And the store refuses the strict-write agent's append number 2
+      When the strict-write agent answers "What's the weather?"
+      Then the strict-write turn 1 ends in state "ERROR" because the store refused a write
+
     @SW-033 @with-store-refusal @with-streaming
     Scenario: Strict-write off: a streamed turn whose task write the store refused ends in ERROR
       Given the store refuses the strict-write agent's append number 2

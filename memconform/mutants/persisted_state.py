@@ -27,6 +27,7 @@ from memconform.simulator.persisted_state import (
     DEFAULT_LIFETIMES,
     RECORD_KEY,
     Runner,
+    is_unverified,
     job_scope,
     log_thread,
     render_export,
@@ -352,6 +353,17 @@ class _UntrustedLabelLost(Runner):
         return super().present(Fact(**{**fact.__dict__, "trust": "trusted"}))
 
 
+class _StaleClaimShownAsFact(Runner):
+    """Asks whether a recalled fact is stale before asking whether it is
+    trusted (an if/elif chain): a fact past its recheck date is shown as an
+    unverified fact, its untrusted label dropped."""
+
+    def present(self, fact: Fact) -> dict[str, JSONValue]:
+        if is_unverified(fact, self.env.clock.now()):
+            return super().present(Fact(**{**fact.__dict__, "trust": "trusted"}))
+        return super().present(fact)
+
+
 class _RecheckIgnored(Runner):
     """Presents every fact as current, whatever its recheck date."""
 
@@ -663,6 +675,10 @@ MUTANTS: list[Mutant] = [
     _mutant("ps-untrusted-label-lost", "runtime",
             "recalls untrusted facts as established facts",
             {"PS-018"}, _runtime(_UntrustedLabelLost)),
+    _mutant("ps-stale-claim-shown-as-fact", "runtime",
+            "recalls an untrusted fact past its recheck date as an unverified fact, "
+            "no longer a claim",
+            {"PS-018"}, _runtime(_StaleClaimShownAsFact)),
     _mutant("ps-recheck-ignored", "runtime",
             "presents facts past their recheck date as current",
             {"PS-013"}, _runtime(_RecheckIgnored)),

@@ -2,7 +2,8 @@
 
 Each runtime mutant is the reference executor with one behaviour broken (a
 subclass overriding one method, policy or gateway, in
-:mod:`memconform.mutants.save_policy_executors`), run by
+:mod:`memconform.mutants.save_policy_executors` and, for rounds of several
+tool calls, :mod:`memconform.mutants.save_policy_tool_rounds`), run by
 :class:`BrokenSavePolicyRuntime`; ``anvia-main`` is the simulator's own named
 variant. The store mutant (:class:`ErrorsInMessagesStore`) wraps a working
 store. Every MUST rule of the profile is in some mutant's ``kills``.
@@ -27,7 +28,6 @@ from memconform.mutants.save_policy_executors import (
     HistoryFromOwnMemory,
     HistoryNotLoaded,
     IdsPerInstance,
-    LastToolResultOnly,
     MessageApprovalAfterToolExecutor,
     MessageDefersInputExecutor,
     MessageFlushesAtStop,
@@ -61,7 +61,7 @@ from memconform.mutants.save_policy_executors import (
     ToolErrorHookIgnored,
     ToolErrorTerminateFails,
     ToolFailureFailsRun,
-    ToolResultsByName,
+    TurnBufferSurvivesCancel,
     TurnFlushesAtStop,
     TurnFlushesUnfinishedRound,
     TurnPerMessageExecutor,
@@ -69,6 +69,12 @@ from memconform.mutants.save_policy_executors import (
     TurnSplitsRoundExecutor,
     TurnStreamSavedAtFinish,
     ZeroBasedRounds,
+)
+from memconform.mutants.save_policy_tool_rounds import (
+    LastToolResultOnly,
+    SinglePendingContinuation,
+    ToolResultsByName,
+    ToolResultsInCompletionOrder,
 )
 from memconform.simulator.runtime import Simulator
 from memconform.simulator.save_policy import SavePolicyExecutor, execute
@@ -290,6 +296,18 @@ MUTANTS: list[Mutant] = [
              "A round's tool results are kept by tool name: of two calls to one tool at "
              "once, only the last call's result is stored.",
              {"SP-025"}, ToolResultsByName),
+    _runtime("sp-single-pending-continuation",
+             "A suspended run's continuation names only the first call awaiting approval: "
+             "the resume answers it alone, the other call gets no approval or result.",
+             {"SP-028"}, SinglePendingContinuation),
+    _runtime("sp-turn-buffer-survives-cancel",
+             "Under turn, one held-back buffer serves every run and a cancellation does "
+             "not empty it: the cancelled run's input opens the next run's first batch.",
+             {"SP-008", "SP-032"}, TurnBufferSurvivesCancel),
+    _runtime("sp-tool-results-in-completion-order",
+             "A round's tools run at once and their results are kept as they complete: a "
+             "tool that throws finishes last, its result behind the later calls'.",
+             {"SP-025"}, ToolResultsInCompletionOrder),
     _runtime("sp-failed-append-swallowed",
              "A refused append is ignored and the run carries on as if stored.",
              {"SP-020"}, FailedAppendSwallowed),

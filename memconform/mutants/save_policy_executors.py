@@ -46,7 +46,6 @@ __all__ = [
     "HistoryFromOwnMemory",
     "HistoryNotLoaded",
     "IdsPerInstance",
-    "LastToolResultOnly",
     "MessageApprovalAfterToolExecutor",
     "MessageDefersInputExecutor",
     "MessageFlushesAtStop",
@@ -80,7 +79,7 @@ __all__ = [
     "ToolErrorHookIgnored",
     "ToolErrorTerminateFails",
     "ToolFailureFailsRun",
-    "ToolResultsByName",
+    "TurnBufferSurvivesCancel",
     "TurnFlushesAtStop",
     "TurnFlushesUnfinishedRound",
     "TurnPerMessageExecutor",
@@ -609,31 +608,38 @@ class ToolCallsWithoutArguments(SavePolicyExecutor):
         return super().new_message(run, role, text, parts)
 
 
-class LastToolResultOnly(SavePolicyExecutor):
-    """A round's tool message keeps only the last of its tool results."""
+class TurnBufferSurvivesCancel(SavePolicyExecutor):
+    """Under turn, the batch held back lives in one buffer for every run of the
+    executor, emptied when it is appended or when a run fails, but not when a
+    run is cancelled (a handler for errors that a cancellation skips): a
+    cancelled run's unfinished round opens the next run's first batch."""
 
-    def new_message(
-        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
-    ) -> Message:
-        if role == "tool" and len(parts) > 1:
-            parts = parts[-1:]
-        return super().new_message(run, role, text, parts)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.held: list[Message] = []
 
+    def policy_class(self) -> type[SavePolicy] | None:
+        cls = super().policy_class()
+        if cls is not TurnPolicy:
+            return cls
+        held = self.held
 
-class ToolResultsByName(SavePolicyExecutor):
-    """A round's tool results are gathered in a map keyed by the tool's name: of
-    two calls to one tool, only the last call's result is kept."""
+        class SharedBuffer(TurnPolicy):
+            def __init__(self, gateway: MemoryGateway) -> None:
+                super().__init__(gateway)
+                self.pending = held
 
-    def new_message(
-        self, run: RunState, role: Role, text: str, parts: tuple[JSONValue, ...] = ()
-    ) -> Message:
-        if role == "tool" and len(parts) > 1:
-            by_name: dict[str, JSONValue] = {}
-            for part in parts:
-                name = part.get("name") if isinstance(part, Mapping) else None
-                by_name[str(name)] = part
-            parts = tuple(by_name.values())
-        return super().new_message(run, role, text, parts)
+            def _flush(self) -> None:
+                batch = list(self.pending)
+                self.pending.clear()
+                self.gateway.append(batch)
+
+        return SharedBuffer
+
+    def fail(self, run: RunState, failure: RunFailure) -> dict[str, JSONValue]:
+        if not failure.cancelled and isinstance(run.policy, TurnPolicy):
+            run.policy.pending.clear()
+        return super().fail(run, failure)
 
 
 class _SwallowingGateway(MemoryGateway):

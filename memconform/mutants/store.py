@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from memconform.contract import DuplicateIdError, damage_index
+from memconform.contract import DuplicateIdError
 from memconform.harness.wrapper import StoreWrapper
 from memconform.mutants import Mutant, store_mutant
+from memconform.mutants.store_damage import DamagedDefaulted, DamagedLast, DamagedSkipped
 from memconform.values import ErrorRecord, Fact, JSONValue, Message, StateEntry, TurnRecord
 
 __all__ = ["MUTANTS"]
@@ -260,6 +261,25 @@ class DuplicatesAccepted(_Wrapper):
                 fresh.append(message)
         with contextlib.suppress(DuplicateIdError):
             self.inner.append(thread_id, fresh)
+
+
+class HiddenIdsReused(_Wrapper):
+    """The duplicate check looks at committed messages only: a batch repeating
+    the id of an uncommitted message (a failed run's, retried) is accepted, the
+    repeat folded into the hidden message."""
+
+    def append(self, thread_id: str, batch: Sequence[Message]) -> None:
+        if "commit-flags" not in self.capabilities:
+            self.inner.append(thread_id, batch)
+            return
+        visible = {m.id for m in self._messages(thread_id)}
+        hidden = {m.id for m in self._messages(thread_id, None, True)} - visible
+        seen: set[str] = set()
+        for message in batch:
+            if message.id in visible or message.id in seen:
+                raise DuplicateIdError(f"message id {message.id!r} is already stored")
+            seen.add(message.id)
+        self.inner.append(thread_id, [m for m in batch if m.id not in hidden])
 
 
 class NegativeLimitAccepted(_Wrapper):
@@ -659,9 +679,8 @@ class EmptyNameDefaulted(_RenamedNames):
 
 
 class LimitCoerced(_Wrapper):
-    """A window size is passed through ``int()``: ``2.5`` reads as 2, ``"3"`` as
-    3 and ``True`` as 1, where the contract refuses anything but a whole
-    number."""
+    """A window size is passed through ``int()``: ``2.5`` reads as 2 (and
+    ``True`` as 1), where the contract refuses a fractional size."""
 
     def messages(self, thread_id: str, limit: Any = None, **kw: Any) -> list[Message]:
         return self._messages(thread_id, None if limit is None else int(limit), **kw)
@@ -699,58 +718,6 @@ class PrefixMatchedNames(_Wrapper):
         return sorted(every, key=lambda f: f.subject)
 
 
-class _DamageReads(_Wrapper):
-    """Keeps its own damage hook: the message the hook damages (the thread's middle
-    one) stays stored, and each read hands it to :meth:`_mangle` instead of
-    raising as the working store would."""
-
-    def __init__(self, inner: Any) -> None:
-        super().__init__(inner)
-        self._damaged: dict[str, str] = {}
-
-    def damage(self, thread_id: str) -> None:
-        stored = self._messages(thread_id, None, include_uncommitted=True)
-        self._damaged[thread_id] = stored[damage_index(len(stored))].id
-
-    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
-        raise NotImplementedError
-
-    def messages(self, thread_id: str, limit: int | None = None, **kw: Any) -> list[Message]:
-        got = self._messages(thread_id, limit, **kw)
-        damaged = self._damaged.get(thread_id)
-        if damaged is None or damaged not in {m.id for m in got}:
-            return got
-        return self._mangle(got, damaged)
-
-
-class DamagedSkipped(_DamageReads):
-    """A read silently skips a stored message it cannot decode (the others come back)."""
-
-    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
-        return [m for m in messages if m.id != damaged]
-
-
-class DamagedDefaulted(_DamageReads):
-    """A read returns a stored message it cannot decode with empty text, parts and
-    metadata in place of what was stored."""
-
-    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
-        return [
-            replace(m, text="", parts=(), metadata={}) if m.id == damaged else m
-            for m in messages
-        ]
-
-
-class DamagedLast(_DamageReads):
-    """A read returns a stored message it had to decode a second way after all the
-    others, at the end of the thread."""
-
-    def _mangle(self, messages: list[Message], damaged: str) -> list[Message]:
-        return [m for m in messages if m.id != damaged] + [
-            m for m in messages if m.id == damaged
-        ]
-
-
 MUTANTS: list[Mutant] = [
     store_mutant("store-window-oldest", WindowOldest, "ST-003"),
     store_mutant("store-split-batch", SplitBatch, "ST-001 ST-016 ST-034"),
@@ -760,6 +727,7 @@ MUTANTS: list[Mutant] = [
     store_mutant("store-keeps-caller-objects", KeepsCallerObjects, "ST-007"),
     store_mutant("store-shared-reads", SharedReads, "ST-007"),
     store_mutant("store-duplicates-accepted", DuplicatesAccepted, "ST-010 ST-011"),
+    store_mutant("store-hidden-ids-reused", HiddenIdsReused, "ST-010"),
     store_mutant("store-negative-limit-accepted", NegativeLimitAccepted, "ST-005"),
     store_mutant("store-zero-means-all", ZeroMeansAll, "ST-004"),
     store_mutant("store-unknown-thread-raises", UnknownThreadRaises, "ST-008"),

@@ -213,6 +213,10 @@ MUTANTS: list[Mutant] = [
              "Takes a memory write the store refused as written while the turn streams, "
              "and ends that turn READY.",
              {"SW-033"}, swallow_streamed_store_refusals=True),
+    _runtime("sw-store-refusal-as-task-failure",
+             "Fails the task whose memory write the store refused like any error, so "
+             "continueOnFailure runs the rest of the pipeline and the turn ends READY.",
+             {"SW-033"}, refusal_as_task_failure=True),
     _runtime("sw-swallows-commit-refusal",
              "Takes a set_committed the store refused as done and runs the remaining tasks.",
              {"SW-043"}, swallow_commit_refusals=True),
@@ -261,6 +265,10 @@ MUTANTS: list[Mutant] = [
     _digest("sw-digest-keeps-bearer", "The digest's secret filter misses Bearer tokens.",
             {"SW-019", "SW-024"}, secret_families=SECRET_FAMILIES - {"bearer"}),
     *(_filter_gap(family, what) for family, what in _FILTER_GAPS.items()),
+    _digest("sw-digest-body-message-keys-only",
+            "Reduces a provider body from `message` and `error.message` only: a body "
+            "giving `detail`, `errors[0]` or a plain `error` text is kept whole.",
+            {"SW-018"}, body_shapes=False),
     _digest("sw-digest-keeps-urls", "The digest keeps URLs.", {"SW-020"}, urls=False),
     _digest("sw-digest-keeps-stack-frames", "The digest keeps stack frames.",
             {"SW-021"}, stack_frames=False),

@@ -170,23 +170,28 @@ left as text (still cleaned and redacted), which bounds the work on any input.""
 _BODY_START = linear(r"\{\s*[\"}]")
 
 
-def _body_message(value: Any, depth: int = 0) -> str | None:
-    """The human message inside a decoded provider error body, if any."""
+def _body_message(value: Any, depth: int = 0, *, every_shape: bool = True) -> str | None:
+    """The human message inside a decoded provider error body, if any. Without
+    ``every_shape`` (a mutant's gap) only ``message`` and ``error.message`` count."""
     if depth > _BODY_MESSAGE_DEPTH:
         return None
+    texts, nests = (
+        (("message", "error_description", "detail"), ("error", "errors"))
+        if every_shape else (("message",), ("error",))
+    )
     if isinstance(value, Mapping):
-        for key in ("message", "error_description", "detail"):
+        for key in texts:
             inner = value.get(key)
             if isinstance(inner, str) and inner.strip():
                 return inner
-        for key in ("error", "errors"):
+        for key in nests:
             inner = value.get(key)
-            if isinstance(inner, str) and inner.strip():
+            if every_shape and isinstance(inner, str) and inner.strip():
                 return inner
-            found = _body_message(inner, depth + 1)
+            found = _body_message(inner, depth + 1, every_shape=every_shape)
             if found:
                 return found
-    if isinstance(value, list):
+    if isinstance(value, list) and every_shape:
         for item in value:
             found = _body_message(item, depth + 1)
             if found:
@@ -194,11 +199,12 @@ def _body_message(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def reduce_provider_body(value: str) -> str:
+def reduce_provider_body(value: str, *, every_shape: bool = True) -> str:
     """Replace each JSON object embedded in ``value`` that carries an error message
     (``message``, ``error.message``, ``error`` as text, ``detail``, ``errors[0]``…)
     by that message; other text is left as it is. At most 64 embedded objects are
-    decoded; one nested too deep to decode is left as text."""
+    decoded; one nested too deep to decode is left as text. ``every_shape`` as
+    for :func:`_body_message`."""
     value = text(utf8(value))
     decoder = json.JSONDecoder()
     out: list[str] = []
@@ -214,7 +220,7 @@ def reduce_provider_body(value: str) -> str:
         except (ValueError, RecursionError):
             position = start + 1
             continue
-        message = _body_message(decoded)
+        message = _body_message(decoded, every_shape=every_shape)
         if message is not None:
             out += [value[copied:start], message]
             copied = end
@@ -243,19 +249,20 @@ def _simple_type(error: Error) -> str:
     return name.replace("$", ".").rsplit(".", 1)[-1] or "Error"
 
 
-def _link_text(error: Error, *, provider_body: bool) -> str:
+def _link_text(error: Error, rules: DigestRules) -> str:
     message = _text_of(error.get("message"))
     body = error.get("body")
-    if provider_body and isinstance(body, str) and body.strip():
+    shapes = rules.body_shapes
+    if rules.provider_body and isinstance(body, str) and body.strip():
         body = _text_of(body)
         try:
-            found = _body_message(json.loads(body))
+            found = _body_message(json.loads(body), every_shape=shapes)
         except (ValueError, RecursionError):
             found = None
         if found:
             return found
-    if provider_body:
-        message = reduce_provider_body(message)
+    if rules.provider_body:
+        message = reduce_provider_body(message, every_shape=shapes)
     return message
 
 
@@ -286,7 +293,8 @@ class DigestRules:
     :mod:`memconform.simulator.secret_filter`); ``error-type`` among them means the
     error type, when it stands in for the reason, is cleaned too.
     ``cut_in_bytes`` counts the 200 in UTF-8 bytes instead of characters (a
-    mutant's bug that only non-ASCII text shows).
+    mutant's bug that only non-ASCII text shows). ``body_shapes`` off reduces a
+    provider body from ``message`` and ``error.message`` only.
     """
 
     secret_filter: bool = True
@@ -296,6 +304,7 @@ class DigestRules:
     class_names: bool = True
     cause_chain: bool = True
     provider_body: bool = True
+    body_shapes: bool = True
     redact_before_cut: bool = True
     cap_whole_text: bool = True
     cut_in_bytes: bool = False
@@ -340,7 +349,7 @@ def failure_reason(error: Error, rules: DigestRules = SEED_RULES) -> str:
     chain = [link for link in chain if isinstance(link, Mapping)]
     texts = [
         _clean(
-            _link_text(link, provider_body=rules.provider_body),
+            _link_text(link, rules),
             rules,
             redact=rules.redact_before_cut,
         )

@@ -192,7 +192,10 @@ class Behaviour:
       written (wrong: SW-033 wants the turn to end in ``ERROR``);
     - ``swallow_streamed_store_refusals``: the same, only while the turn streams;
     - ``swallow_commit_refusals``: a ``set_committed`` the store refused is taken
-      as done (wrong: SW-043 wants the turn to stop and end in ``ERROR``).
+      as done (wrong: SW-043 wants the turn to stop and end in ``ERROR``);
+    - ``refusal_as_task_failure``: a memory write the store refused fails its
+      task like any error, so ``continueOnFailure`` runs the rest of the pipeline
+      and the turn can end ``READY`` (wrong: SW-033 stops it in ``ERROR``).
     """
 
     digest_rules: DigestRules = SEED_RULES
@@ -224,6 +227,7 @@ class Behaviour:
     swallow_store_refusals: bool = False
     swallow_streamed_store_refusals: bool = False
     swallow_commit_refusals: bool = False
+    refusal_as_task_failure: bool = False
 
 
 SEED = Behaviour()
@@ -624,6 +628,8 @@ class Executor:
             except StoreError:
                 # the store refused what the task wrote: the task did not happen
                 turn.tasks.append({"task": task.id, "status": "failed"})
+                if self.behaviour.refusal_as_task_failure and self.continues:
+                    continue
                 stopped = True
                 turn.state = "ERROR"
                 continue

@@ -126,6 +126,13 @@ def sp_failure_point(sp_case: SavePolicyCase, point: str) -> None:
     sp_case.point = point
 
 
+@given(parsers.parse("the first save-policy run is cancelled before model call {call:d}"))
+def sp_cancel_first_run(sp_case: SavePolicyCase, call: int) -> None:
+    """The caller cancels the script's first run just before its ``call``-th
+    model call (the runs after it are not cancelled)."""
+    sp_case.script["runs"][0]["cancel_before_model_call"] = call
+
+
 @given(parsers.parse('the save-policy model answers directly with "{text}"'))
 def sp_direct_answer(sp_case: SavePolicyCase, text: str) -> None:
     """The model answers at once, without tools."""
@@ -179,6 +186,14 @@ def sp_same_tool_twice(sp_case: SavePolicyCase) -> None:
 def sp_needs_approval(sp_case: SavePolicyCase) -> None:
     """The model's tool call waits for a human approval."""
     sp_case.script["model"]["agent"][0]["tool_calls"][0]["needs_approval"] = True
+
+
+@given("every save-policy tool call of the first round needs approval")
+def sp_all_need_approval(sp_case: SavePolicyCase) -> None:
+    """Each call of the model's first reply waits for a human approval, so the
+    run is suspended with all of them pending at once."""
+    for call in sp_case.script["model"]["agent"][0]["tool_calls"]:
+        call["needs_approval"] = True
 
 
 @given(parsers.parse('a later save-policy run sends "{text}" and gets the answer "{reply}"'))

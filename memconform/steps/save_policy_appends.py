@@ -98,6 +98,45 @@ def sp_no_orphans(sp_observation: dict[str, Any]) -> None:
     expect_equal("tool calls stored without their result", [], orphans)
 
 
+@then("every stored save-policy tool message holds its results in the order of the calls")
+@decides("SP-025")
+def sp_results_in_call_order(sp_observation: dict[str, Any]) -> None:
+    """Each tool message's results follow the order of the tool calls stored
+    before it (whatever order the tools finished in); approval answers aside."""
+    stored = [m for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b]
+    calls: list[str] = []
+    wrong = []
+    for m in stored:
+        parts = [p for p in m["parts"] if isinstance(p, Mapping)]
+        if m["role"] == "assistant":
+            calls = [str(p.get("id")) for p in parts if p.get("type") == "tool_call"]
+        elif m["role"] == "tool":
+            results = [str(p.get("call_id")) for p in parts if p.get("type") == "tool_result"]
+            expected = [c for c in calls if c in results]
+            if results != expected:
+                wrong.append(f"{m['id']}: {', '.join(results)} (calls: {', '.join(expected)})")
+    if not any(m["role"] == "tool" for m in stored):
+        raise Mismatch("the stored tool messages", "at least one", "none")
+    expect_equal("tool messages whose results are out of call order", [], wrong)
+
+
+@then("every stored save-policy tool call has an approval answer and a result")
+@decides("SP-028")
+def sp_every_call_answered(sp_observation: dict[str, Any]) -> None:
+    """Read from what the store was handed: each stored tool call is answered by
+    an approval part and a result part naming its id."""
+    stored = [m for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b]
+    parts = [p for m in stored for p in m["parts"] if isinstance(p, Mapping)]
+    calls = [str(p.get("id")) for p in parts if p.get("type") == "tool_call"]
+    approved = {str(p.get("call_id")) for p in parts if p.get("type") == "tool_approval"}
+    results = {str(p.get("call_id")) for p in parts if p.get("type") == "tool_result"}
+    if not calls:
+        raise Mismatch("the stored tool calls", "at least one", "none")
+    expect_equal("stored tool calls without an approval answer",
+                 [], [c for c in calls if c not in approved])
+    expect_equal("stored tool calls without a result", [], [c for c in calls if c not in results])
+
+
 @then("the save-policy pending tool call is stored without a result")
 @decides("SP-027")
 def sp_pending_stored(sp_observation: dict[str, Any]) -> None:

@@ -62,6 +62,16 @@ NOT_CAUGHT: dict[str, str] = {
                                       "three (the streamed SP-029 outline does)",
     "sp-tool-results-by-name": "needs one tool called twice in one round (as above; the "
                                "same-tool scenario of SP-025 makes the two calls)",
+    "sp-tool-results-in-completion-order": "needs several tool calls in one round, an "
+                                           "earlier one throwing (as above; SP-025's "
+                                           "scenario whose first tool throws makes them)",
+    "sp-single-pending-continuation": "needs several calls awaiting approval in one round "
+                                      "(as above; SP-028's scenario answering both makes "
+                                      "two)",
+    "sp-turn-buffer-survives-cancel": "needs a run under turn cancelled before its first "
+                                      "model call and another run after it; the fast "
+                                      "budget's scripts do not combine them (the second-run "
+                                      "scenario of SP-008 does)",
 }
 """Save-policy mutants the generated runs do not catch, and why."""
 
