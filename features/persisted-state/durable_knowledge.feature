@@ -52,10 +52,10 @@ Feature: Persisted state: durable knowledge carries provenance, is superseded, r
       And the agent recalls "service.limit"
       Then the recalled fact "service.limit" is shown as "<status>"
 
-      Examples: before and after the recheck date
+      Examples: a day before and after the recheck date, and long after
         | days | status     |
         | 29   | current    |
-        | 30   | unverified |
+        | 31   | unverified |
         | 200  | unverified |
 
     @PS-013 @knowledge

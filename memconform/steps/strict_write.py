@@ -22,7 +22,6 @@ from typing import Any
 from pytest_bdd import given, parsers, when
 
 from memconform.contract import Capability
-from memconform.harness.environment import ScriptError
 from memconform.harness.faults import RefusingStore
 from memconform.harness.proxy import RecordingStore
 from memconform.harness.runtime import Runtime, observe
@@ -184,7 +183,7 @@ def _run(runtime: Runtime, store: RecordingStore, script: dict[str, Any]) -> Str
         )
     try:
         result.observation = observe(runtime, done, proxy)
-    except ScriptError as exc:
+    except ValueError as exc:  # ScriptError among them: a configuration refused
         result.rejection = exc
     finally:
         if proxy is not store:
