@@ -335,3 +335,27 @@ def test_every_kept_finding_explains_a_failure_of_its_targets_kept_run() -> None
     }
     stale = sorted(k for k in findings if k not in failing)
     assert stale == [], f"findings for rules their target's kept run does not fail: {stale}"
+
+
+def test_every_kept_result_was_made_with_the_catalogue_the_kit_ships() -> None:
+    """A kept result made with another catalogue judged other rule texts: the
+    pages would show verdicts on rules the kit no longer states. Rerun the
+    target (``memconform compliance --target NAME``, ``--runtimes`` for a
+    framework) to replace it."""
+    import json
+
+    from memconform.catalogue import load_catalogue
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    shipped = load_catalogue().digest
+    stale = []
+    kept = [*(docs / "compliance").glob("*.json"), *(docs / "runtimes").glob("*.json")]
+    for path in sorted(kept):
+        header = json.loads(path.read_text(encoding="utf-8")).get("header")
+        if header is None:  # a fingerprint, which states no rule
+            continue
+        made_with = header["catalogue"]["hash"]
+        if made_with != shipped:
+            stale.append(f"{path.relative_to(docs)}: catalogue {made_with}, "
+                         f"the kit ships {shipped}")
+    assert stale == [], "kept results made with another catalogue:\n" + "\n".join(stale)

@@ -44,7 +44,6 @@ import importlib
 import io
 import json
 import os
-import select
 import signal
 import socket
 import struct
@@ -55,6 +54,8 @@ import time
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
+
+from memconform.harness.readiness import readable
 
 __all__ = ["READY_TIMEOUT", "ForkServer", "ForkServerError", "ForkedProcess", "main"]
 
@@ -146,7 +147,7 @@ def _serve(sock: socket.socket, added: dict[str, str]) -> _Request | None:
     statuses: dict[int, int] = {}
     _send(sock, {"ready": True})
     while True:
-        ready, _, _ = select.select([sock.fileno(), wake_read], [], [])
+        ready = readable([sock.fileno(), wake_read], None)
         if wake_read in ready:
             with contextlib.suppress(BlockingIOError):
                 while os.read(wake_read, 512):
@@ -292,7 +293,7 @@ class ForkedProcess:
             deadline = None if timeout is None else time.monotonic() + timeout
             while not self._status_text.endswith(b"\n"):
                 left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                ready, _, _ = select.select([self._status], [], [], left)
+                ready = readable([self._status], left)
                 if not ready:
                     return None
                 chunk = os.read(self._status, 64)
@@ -336,7 +337,7 @@ class ForkedProcess:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
-            ready, _, _ = select.select(list(pending), [], [], left)
+            ready = readable(list(pending), left)
             for fd in ready:
                 chunk = os.read(fd, 1 << 15)
                 self._read[fd].append(chunk)
@@ -384,7 +385,7 @@ class ForkServer:
             )
         finally:
             theirs.close()
-        ready, _, _ = select.select([ours], [], [], READY_TIMEOUT)
+        ready = readable([ours.fileno()], READY_TIMEOUT)
         try:
             answer, _ = _receive(ours) if ready else ({"error": "no answer in time"}, [])
         except (EOFError, OSError, ValueError) as exc:

@@ -58,11 +58,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import sys
 import time
 from collections.abc import Mapping
 from typing import Any
+
+from memconform.harness.readiness import readable
 
 __all__: list[str] = []
 
@@ -245,7 +246,7 @@ def _poll(store: Any, job: Mapping[str, Any]) -> None:
     reads = 0
     reported: tuple[str, int] | None = None
     while True:
-        ready, _, _ = select.select([stdin], [], [], 0 if thread else None)
+        ready = readable([stdin], 0 if thread else None)
         if ready:
             chunk = os.read(stdin, 4096)
             *lines, buffered = (buffered + chunk).split(b"\n")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import signal
 import subprocess
 import time
@@ -23,6 +22,7 @@ from typing import Any
 from memconform import measurement
 from memconform.harness.faults import PAUSE_ENV, pause_env_value
 from memconform.harness.fresh_process import Process, fresh_environment, start
+from memconform.harness.readiness import readable
 from memconform.steps.contract_checks.result import ChildError
 
 __all__ = [
@@ -89,7 +89,7 @@ def read_line(proc: Process, timeout: float) -> dict[str, Any] | None:
     data = bytearray()
     while not data.endswith(b"\n"):
         left = deadline - time.monotonic()
-        ready, _, _ = select.select([fd], [], [], max(left, 0))
+        ready = readable([fd], max(left, 0))
         if not ready:
             return None
         chunk = os.read(fd, 1)
@@ -221,7 +221,7 @@ def read_threads(
 def wait_reached(fd: int, timeout: float) -> bool:
     """Whether the child wrote to the ``reached`` pipe (``False``: it closed it,
     i.e. ended without reaching the row point, or the timeout passed)."""
-    ready, _, _ = select.select([fd], [], [], timeout)
+    ready = readable([fd], timeout)
     return bool(ready) and os.read(fd, 64).startswith(b"reached")
 
 
