@@ -299,7 +299,7 @@ class LangGraphStore:
 
     def put_fact(self, scope: str, fact: Fact) -> None:
         """``SqliteStore.put((scope,), subject, fact)``."""
-        with _namespace_refusal(scope):
+        with _namespace_refusal(scope), _value_refusal():
             self._kb.put((scope,), fact.subject, fact.to_json())
 
     def get_fact(self, scope: str, subject: str) -> Fact | None:
@@ -477,6 +477,20 @@ def _namespace_refusal(scope: str) -> Iterator[None]:
         if type(exc).__name__ != "InvalidNamespaceError":
             raise
         raise UnsupportedValueError(f"LangGraph cannot hold the scope {scope!r}: {exc}") from exc
+
+
+@contextmanager
+def _value_refusal() -> Iterator[None]:
+    """The store's JSON encoder refusing a value it cannot write (an integer
+    outside 64 bits anywhere in a fact), said in the contract's words: the
+    item is not written, and the call is refused with
+    :class:`UnsupportedValueError`."""
+    try:
+        yield
+    except TypeError as exc:
+        if "64-bit range" not in str(exc):
+            raise
+        raise UnsupportedValueError(f"LangGraph's store cannot write the value: {exc}") from exc
 
 
 @contextmanager
