@@ -346,6 +346,17 @@ def _unclaimed(
     return Verdict.UNSUPPORTED, declared, False, None
 
 
+_STORE_CAPABILITIES = frozenset(c.value for c in Capability)
+
+
+def _unclaimed_needs(needs: Iterable[str], claimed: set[str]) -> set[str]:
+    """The store capabilities a scenario needs that the store does not claim:
+    such a scenario ran only under ``--memconform-measure-unclaimed``, and its
+    outcome, a measure of a promise not made, decides no rule (a rule of that
+    capability is judged by stage 2 on its own scenarios)."""
+    return {n for n in needs if n in _STORE_CAPABILITIES and n not in claimed}
+
+
 def _undeclared_profile(
     rule: Rule, declares: Mapping[str, Any] | None, unopened: bool
 ) -> str | None:
@@ -603,6 +614,9 @@ def _decide(rule: Rule, run: _Run) -> _Decision:
         own = tuple(s for s, needs, _ in entries if rule.capability in needs)
         verdict, reason, kit_error, measured = _unclaimed(rule, own)  # 2. undeclared capability
         return _Decision(verdict, reason, own, kit_error, rerun=rerun, measured=measured)
+    if not run.unopened:  # a row of an unclaimed promise, measured anyway, decides nothing
+        scenarios = tuple(s for s, needs, _ in entries
+                          if not _unclaimed_needs(needs, run.claimed) or s.outcome == "unsupported")
     verdict, reason, kit_error, use = _outcomes_stage(rule, run, scenarios)  # 3. to 5.
     per_policy = None
     if run.declares is not None and rule.profile == POLICY_PROFILE and entries:

@@ -375,3 +375,17 @@ def test_a_kit_crash_in_an_unclaimed_rule_still_says_the_kit_failed() -> None:
     records = [*store_outcomes(), outcome(["ST-004"], "crashed", name="m", needs=["durable"])]
     rule = _by_id(build_results(records, catalogue(), header()))["ST-004"]
     assert (rule.verdict, rule.kit_error) == ("error", True)
+
+
+def test_a_row_of_a_core_rule_that_needs_an_unclaimed_promise_decides_nothing() -> None:
+    """A scenario of a core rule that needs `durable` (processes one after
+    another) runs only when unclaimed promises are measured; failing then, it
+    measures a promise the store does not make, and the rule stays as its
+    other rows say."""
+    measured = outcome(["ST-001"], "failed", name="zones", needs=["durable"])
+    rule = _by_id(build_results([*store_outcomes(), measured], catalogue(), header()))["ST-001"]
+    assert rule.verdict == "pass"
+    assert "zones" not in [s.scenario for s in rule.scenarios]
+    claimed = header(capabilities=["errors", "durable"])
+    rule = _by_id(build_results([*store_outcomes(), measured], catalogue(), claimed))["ST-001"]
+    assert rule.verdict == "fail"
