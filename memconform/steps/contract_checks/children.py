@@ -151,6 +151,7 @@ def finish(proc: Process, timeout: float, what: str) -> list[dict[str, Any]]:
         raise ChildError(
             "append", f"the {what} process did not finish within {timeout:g} s"
         ) from None
+    out, err = out or "", err or ""  # a stream already read to its end and closed
     lines = json_lines(out)
     for line in lines:
         raise_reported(line, what)
