@@ -73,7 +73,10 @@ How the Store contract maps onto a session service
   writer has overtaken (``StaleSessionError``: "reload the session before
   appending more events"); that refusal is raised as
   :class:`~memconform.contract.StoreError`. The adapter does not
-  reload and try again. Every other exception passes through unchanged.
+  reload and try again. A session the database refuses to create (SQLAlchemy's
+  ``DataError``: on PostgreSQL an id longer than 128 characters) is refused with
+  :class:`~memconform.contract.StoreError` too. Every other exception passes
+  through unchanged.
 - ``messages(thread_id, limit)`` is ``get_session`` with
   ``GetSessionConfig(num_recent_events=limit)`` (no config when ``limit`` is
   ``None``): the service takes the newest ``limit`` events itself, oldest
@@ -314,6 +317,16 @@ class GoogleADKStore:
             return await self.service.create_session(**key)
         except self._exists.AlreadyExistsError:
             return await self.service.get_session(**key, config=config)
+        except Exception as exc:
+            if type(exc).__name__ != "DataError":
+                raise
+            # the database refusing the session row (PostgreSQL: an id longer
+            # than the sessions table's VARCHAR(128)): the service's own loud
+            # refusal, in the contract's words
+            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise StoreError(
+                f"the database refused the session {thread_id!r}: {first_line}"
+            ) from exc
 
     async def _append(self, thread_id: str, batch: Sequence[Message]) -> None:
         if not batch:
