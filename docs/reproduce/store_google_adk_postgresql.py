@@ -124,6 +124,15 @@ async def checks(url: str, schema: str) -> list[tuple[str, bool, str]]:
                     f"a text holding NUL is refused by PostgreSQL's JSONB, as a driver "
                     f"error: {refused}"))
 
+    try:
+        await service.create_session(app_name=APP, user_id=USER, session_id="k" * 129)
+        long_id = "nothing"
+    except Exception as exc:
+        long_id = type(exc).__name__
+    results.append(("ST-035", long_id != "nothing",
+                    f"a session id of 129 characters is refused by the sessions table's "
+                    f"VARCHAR(128), as a driver error: {long_id}"))
+
     first = await service.create_session(app_name=APP, user_id=USER, session_id="two")
     other = _service(url, schema)
     second = await other.get_session(app_name=APP, user_id=USER, session_id="two")

@@ -11,6 +11,7 @@ import asyncio
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -77,7 +78,27 @@ async def checks(folder: str) -> list[tuple[str, bool, str]]:
         f"{after} after",
     ))
     results.append(await _later_commit_goes_first(folder))
+    results.append(await _same_tick_interleaves(store))
     return results
+
+
+async def _same_tick_interleaves(store: SQLAlchemyChatStore) -> tuple[str, bool, str]:
+    """Two appends to one key stamped within one tick of the clock (writers
+    released at once, or a clock as coarse as Windows' 15.6 ms): each row is
+    ordered by its stamp plus its index, so the two batches mix."""
+    real = time.time_ns
+    tick = real()
+    time.time_ns = lambda: tick  # the one tick both appends fall in
+    try:
+        await store.add_messages("c", [_msg("a0"), _msg("a1"), _msg("a2")])
+        await store.add_messages("c", [_msg("b0"), _msg("b1"), _msg("b2")])
+    finally:
+        time.time_ns = real
+    read = _names(await store.get_messages("c"))
+    return (
+        "ST-033", read[:3] != ["a0", "a1", "a2"],
+        f"two batches of three appended within one clock tick read back as {read}",
+    )
 
 
 async def _later_commit_goes_first(folder: str) -> tuple[str, bool, str]:
