@@ -3,6 +3,7 @@ and the mark that says an exception came out of the adapter."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from typing import Any
 
@@ -176,3 +177,37 @@ def test_what_no_store_may_raise_is_the_adapters_error(
         assert complaint in str(raised.value)
     finally:
         proxy.close()
+
+
+def test_a_store_given_the_id_of_a_store_gone_is_read_afresh() -> None:
+    """The guard remembers each store's declaration by identity; a later store
+    that CPython gives the same ``id`` (the first one collected) declares its
+    own capabilities, never the earlier store's."""
+    class Declaring:
+        def __init__(self, capabilities: frozenset[str]) -> None:
+            self.capabilities = capabilities
+            self.inner = MemoryStore()
+
+        def append(self, thread_id: str, batch: object) -> None:
+            pass
+
+        def messages(self, thread_id: str, limit: int | None = None) -> list[object]:
+            return []
+
+        def record_error(self, thread_id: str, record: object) -> None:
+            pass
+
+        def errors(self, thread_id: str) -> list[object]:
+            return []
+
+    guard = HangGuard()
+    for n in range(100):
+        wanted = frozenset({"errors"}) if n % 2 == 0 else frozenset()
+        store = Declaring(wanted)
+        proxy = RecordingStore(store, hangs=guard)
+        try:
+            assert proxy.capabilities == wanted, n
+        finally:
+            proxy.close()
+        del store, proxy
+        gc.collect()

@@ -23,6 +23,7 @@ import contextlib
 import inspect
 import queue
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -113,10 +114,12 @@ class HangGuard:
             raise ValueError("limit must be 0 (never stop) or more")
         self.limit = limit
         self.stopped: str | None = None
-        self.declared: dict[int, frozenset[str]] = {}
-        """The capabilities each store (by identity) declared when first read: a
-        store's declaration is read once a session, so it still says which rules
-        are claimed after the guard has stopped calling the store."""
+        self.declared: dict[int, tuple[weakref.ref[Any], frozenset[str]]] = {}
+        """The capabilities each store (by identity, with a weak reference that
+        tells a live store from a later object given the same ``id``) declared
+        when first read: a store's declaration is read once a session, so it
+        still says which rules are claimed after the guard has stopped calling
+        the store."""
         self._in_a_row: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -278,11 +281,15 @@ class RecordingStore:
 
     def _read_capabilities(self) -> frozenset[str]:
         known = None if self.hangs is None else self.hangs.declared.get(id(self.inner))
-        if known is not None:
-            return known
+        if known is not None and known[0]() is self.inner:
+            return known[1]
         names = self._declared_capabilities()
         if self.hangs is not None:
-            self.hangs.declared[id(self.inner)] = names
+            try:
+                alive = weakref.ref(self.inner)
+            except TypeError:  # a store no weak reference can name is read each time
+                return names
+            self.hangs.declared[id(self.inner)] = (alive, names)
         return names
 
     def _declared_capabilities(self) -> frozenset[str]:

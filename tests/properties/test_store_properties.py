@@ -38,6 +38,10 @@ NOT_YET_REACHED: dict[str, str] = {
         "every generated name carries the example's namespace, so none is empty; "
         "ST-035's empty-name scenarios kill this mutant"
     ),
+    "store-hidden-ids-reused": (
+        "the searched examples never append an id again after hiding its message (a flag "
+        "change then a repeat of that id); ST-010's commit-flag scenario kills this mutant"
+    ),
     "store-limit-coerced": (
         "the generated scripts ask for whole window sizes only (which exception refuses "
         "another is the store's choice); ST-005's outline of sizes kills this mutant"
