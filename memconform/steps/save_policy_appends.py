@@ -16,6 +16,7 @@ from memconform.steps._save_policy_scripts import ANSWER
 from memconform.steps.common import Mismatch, decides, expect_equal
 from memconform.steps.save_policy_world import (
     appended_batches,
+    appended_messages,
     expand,
     read_thread,
     roles_of,
@@ -55,7 +56,7 @@ def sp_thread_holds(
 @decides("SP-021")
 def sp_no_duplicates(sp_observation: dict[str, Any], store: RecordingStore) -> None:
     """Every appended message id and every stored message appears once."""
-    ids = [m["id"] for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b]
+    ids = [m["id"] for m in appended_messages(sp_observation)]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     expect_equal("appended message ids that repeat", [], repeated)
     stored = read_thread(store, thread_of(sp_observation))
@@ -103,7 +104,7 @@ def sp_no_orphans(sp_observation: dict[str, Any]) -> None:
 def sp_results_in_call_order(sp_observation: dict[str, Any]) -> None:
     """Each tool message's results follow the order of the tool calls stored
     before it (whatever order the tools finished in); approval answers aside."""
-    stored = [m for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b]
+    stored = appended_messages(sp_observation)
     calls: list[str] = []
     wrong = []
     for m in stored:
@@ -125,7 +126,7 @@ def sp_results_in_call_order(sp_observation: dict[str, Any]) -> None:
 def sp_every_call_answered(sp_observation: dict[str, Any]) -> None:
     """Read from what the store was handed: each stored tool call is answered by
     an approval part and a result part naming its id."""
-    stored = [m for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b]
+    stored = appended_messages(sp_observation)
     parts = [p for m in stored for p in m["parts"] if isinstance(p, Mapping)]
     calls = [str(p.get("id")) for p in parts if p.get("type") == "tool_call"]
     approved = {str(p.get("call_id")) for p in parts if p.get("type") == "tool_approval"}
@@ -142,7 +143,7 @@ def sp_every_call_answered(sp_observation: dict[str, Any]) -> None:
 def sp_pending_stored(sp_observation: dict[str, Any]) -> None:
     """The suspended run's tool call is stored, and no result for it."""
     pending = {c["id"] for c in run_of(sp_observation, 1).get("pending_tool_calls", [])}
-    stored = [m for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b]
+    stored = appended_messages(sp_observation)
     calls = {p.get("id") for m in stored for p in m["parts"]
              if isinstance(p, Mapping) and p.get("type") == "tool_call"}
     results = {p.get("call_id") for m in stored for p in m["parts"]
@@ -174,8 +175,7 @@ def sp_run_ids_and_rounds(sp_observation: dict[str, Any]) -> None:
 def sp_rounds(sp_observation: dict[str, Any], rounds: str) -> None:
     """The round of each appended message, in append order."""
     observed = ",".join(
-        str(m.get("round"))
-        for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b
+        str(m.get("round")) for m in appended_messages(sp_observation)
     )
     expect_equal("rounds of the appended messages", rounds, observed)
 
@@ -187,7 +187,7 @@ def sp_run_ids_per_run(sp_observation: dict[str, Any], runs: str) -> None:
     message, in append order: messages of one run carry one run id, that run's
     own (the id the caller was given for it), and no two runs share an id."""
     labels = [int(n) for n in runs.split(",")]
-    stored = [m for b in appended_batches(sp_observation, thread_of(sp_observation)) for m in b]
+    stored = appended_messages(sp_observation)
     expect_equal("number of appended messages", len(labels), len(stored))
     reported = {n: run_of(sp_observation, n).get("run_id") for n in sorted(set(labels))}
     expect_equal("distinct run ids of the runs", len(reported), len(set(reported.values())))
@@ -199,7 +199,6 @@ def sp_run_ids_per_run(sp_observation: dict[str, Any], runs: str) -> None:
 @decides("SP-007", "SP-026")
 def sp_answer_not_raw(sp_observation: dict[str, Any]) -> None:
     """The model's raw answer never reached the store."""
-    stored = [m["text"] for b in appended_batches(sp_observation, thread_of(sp_observation))
-              for m in b]
+    stored = [m["text"] for m in appended_messages(sp_observation)]
     if ANSWER in stored:
         raise Mismatch("stored answer", "the guardrail's text only", "the model's raw answer")

@@ -99,6 +99,11 @@ def appended_batches(observation: Mapping[str, Any], thread: str) -> list[list[d
     ]
 
 
+def appended_messages(observation: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every message appended to the scenario's thread, in append order."""
+    return [m for b in appended_batches(observation, thread_of(observation)) for m in b]
+
+
 def roles_of(batches: list[list[dict[str, Any]]]) -> str:
     return batches_text([[m["role"] for m in batch] for batch in batches])
 
